@@ -1,0 +1,194 @@
+# memtrace - the only build file.
+#
+#   make                 build/memtrace and build/libmemtrace.so (and the
+#                        simulated CUDA used by tests and the demo)
+#   make test            install missing dependencies, build with -Werror,
+#                        run unit and end-to-end tests
+#   make demo            run the samples under memtrace and report
+#   make bench           measure overhead; writes bench/RESULTS.md
+#   make install PREFIX=/usr/local DESTDIR=
+#   knobs: CFLAGS, V=1 (show commands), ASAN=1, WERROR=1, CUDA_HOME
+
+CUDA_HOME ?= /usr/local/cuda
+PREFIX ?= /usr/local
+DESTDIR ?=
+CC ?= cc
+CFLAGS ?= -O2 -g
+B := build
+VERSION := 0.1.0
+
+WARN := -Wall -Wextra -Wno-unused-parameter
+ifeq ($(WERROR),1)
+WARN += -Werror
+endif
+ifeq ($(ASAN),1)
+SAN := -fsanitize=address,undefined -fno-omit-frame-pointer
+endif
+
+CPPFLAGS += -Iinclude -I$(CUDA_HOME)/include -DMEMTRACE_VERSION='"$(VERSION)"'
+ALL_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) $(SAN) -MMD -MP
+PIC := -fPIC
+
+ifeq ($(V),1)
+Q :=
+else
+Q := @
+endif
+
+# --- sources --------------------------------------------------------------
+PRELOAD_SRC := $(wildcard preload/*.c)
+PRELOAD_ASM := $(wildcard preload/*.S)
+ANALYZE_SRC := $(wildcard analyze/*.c)
+ANALYZE_MAIN := analyze/memtrace.c
+SIMDRV_SRC := $(wildcard tests/simcuda/driver/*.c)
+SIMRT_SRC := $(wildcard tests/simcuda/runtime/*.c)
+UNIT_SRC := $(wildcard tests/unit/test-*.c)
+CLIENT_SRC := $(wildcard tests/clients/*.c)
+SAMPLE_SRC := $(wildcard samples/*.c)
+
+obj = $(patsubst %.c,$(B)/obj/%.o,$(filter %.c,$(1))) \
+      $(patsubst %.S,$(B)/obj/%.o,$(filter %.S,$(1)))
+
+PRELOAD_OBJ := $(call obj,$(PRELOAD_SRC) $(PRELOAD_ASM))
+ANALYZE_OBJ := $(call obj,$(ANALYZE_SRC))
+ANALYZE_LIB_OBJ := $(filter-out $(call obj,$(ANALYZE_MAIN)),$(ANALYZE_OBJ))
+SIMDRV_OBJ := $(call obj,$(SIMDRV_SRC))
+SIMRT_OBJ := $(call obj,$(SIMRT_SRC))
+
+SIMDRV := $(B)/simcuda/driver/libcuda.so.1
+SIMRT := $(B)/simcuda/runtime/libcudart.so.13
+UNIT_BIN := $(patsubst tests/unit/%.c,$(B)/tests/unit/%,$(UNIT_SRC))
+CLIENT_BIN := $(patsubst tests/clients/%.c,$(B)/tests/clients/%,$(CLIENT_SRC))
+SAMPLE_BIN := $(patsubst samples/%.c,$(B)/samples/%,$(SAMPLE_SRC))
+
+PRELOAD_LIBS := -lunwind -ldl -lpthread
+ANALYZE_LIBS := -lsqlite3 -ldw -lelf -lm -lpthread
+
+.PHONY: all deps test demo bench fuzz install clean check-deps
+all: check-deps $(B)/memtrace $(B)/libmemtrace.so $(SIMDRV) $(SIMRT)
+
+# Stops early, with one line naming what is missing and how to install it.
+check-deps:
+	$(Q)CUDA_HOME=$(CUDA_HOME) scripts/install-deps.sh --check
+
+deps:
+	$(Q)CUDA_HOME=$(CUDA_HOME) scripts/install-deps.sh
+
+# --- compile --------------------------------------------------------------
+$(B)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(PIC) $(EXTRA_CFLAGS_$(firstword $(subst /, ,$<))) -c $< -o $@
+
+$(B)/obj/%.o: %.S
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  AS      $<")
+	$(Q)$(CC) $(CPPFLAGS) $(SAN) $(PIC) -c $< -o $@
+
+# The preload library hides everything but its hooks.
+EXTRA_CFLAGS_preload := -fvisibility=hidden -ftls-model=initial-exec
+# The simulated driver and runtime never call their own exported symbols
+# through the PLT, as the real libraries don't.
+EXTRA_CFLAGS_tests := -fvisibility=hidden
+
+# --- link -----------------------------------------------------------------
+$(B)/libmemtrace.so: $(PRELOAD_OBJ)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) -shared $(SAN) -Wl,-z,defs -Wl,-soname,libmemtrace.so $^ -o $@ $(PRELOAD_LIBS)
+
+$(B)/memtrace: $(ANALYZE_OBJ)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(SAN) $^ -o $@ $(ANALYZE_LIBS)
+
+$(SIMDRV): $(SIMDRV_OBJ)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) -shared $(SAN) -Wl,-z,defs -Wl,-Bsymbolic -Wl,-soname,libcuda.so.1 $^ -o $@ -lpthread
+	$(Q)ln -sf libcuda.so.1 $(dir $@)libcuda.so
+
+$(SIMRT): $(SIMRT_OBJ)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) -shared $(SAN) -Wl,-z,defs -Wl,-Bsymbolic -Wl,-soname,libcudart.so.13 $^ -o $@ -ldl -lpthread
+	$(Q)ln -sf libcudart.so.13 $(dir $@)libcudart.so
+
+# Unit tests: test-preload-* link the recorder's objects, test-analyze-* the
+# analyzer's (without its main), any other test-* links nothing extra.
+$(B)/tests/unit/test-preload-%: tests/unit/test-preload-%.c $(PRELOAD_OBJ)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CCLD    $@")
+	$(Q)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -Ipreload $^ -o $@ $(PRELOAD_LIBS)
+
+$(B)/tests/unit/test-analyze-%: tests/unit/test-analyze-%.c $(ANALYZE_LIB_OBJ)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CCLD    $@")
+	$(Q)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -Ianalyze $^ -o $@ $(ANALYZE_LIBS)
+
+$(B)/tests/unit/test-%: tests/unit/test-%.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CCLD    $@")
+	$(Q)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $< -o $@
+
+# Test clients, by name prefix:
+#   rt-*     linked against the (simulated) shared runtime, -lcudart
+#   drv-*    linked against the (simulated) driver, -lcuda
+#   dl-*     neither: they dlopen what they need
+#   realrt-* linked against the real libcudart.so.13 of CUDA_HOME, found
+#            first through DT_RPATH, over the simulated driver
+$(B)/tests/clients/rt-%: tests/clients/rt-%.c $(SIMRT)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CCLD    $@")
+	$(Q)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $< -o $@ -L$(B)/simcuda/runtime -lcudart -lpthread
+
+$(B)/tests/clients/drv-%: tests/clients/drv-%.c $(SIMDRV)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CCLD    $@")
+	$(Q)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $< -o $@ -L$(B)/simcuda/driver -lcuda -lpthread
+
+$(B)/tests/clients/dl-%: tests/clients/dl-%.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CCLD    $@")
+	$(Q)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $< -o $@ -ldl -lpthread
+
+$(B)/tests/clients/realrt-%: tests/clients/realrt-%.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CCLD    $@")
+	$(Q)if [ -e $(CUDA_HOME)/lib64/libcudart.so.13 ]; then \
+	  $(CC) $(CPPFLAGS) $(ALL_CFLAGS) $< -o $@ -L$(CUDA_HOME)/lib64 -l:libcudart.so.13 \
+	    -Wl,--disable-new-dtags,-rpath,$(CUDA_HOME)/lib64; \
+	else echo "  (skipped $@: no $(CUDA_HOME)/lib64/libcudart.so.13)"; fi
+
+# Samples use the CUDA runtime API only; on a real GPU the real runtime is
+# found instead of the simulated one.
+$(B)/samples/%: samples/%.c $(SIMRT)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CCLD    $@")
+	$(Q)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $< -o $@ -L$(B)/simcuda/runtime -lcudart -lpthread
+
+tests-build: all $(UNIT_BIN) $(CLIENT_BIN) $(SAMPLE_BIN)
+
+# --- test, demo, bench ----------------------------------------------------
+test: deps
+	$(Q)$(MAKE) --no-print-directory WERROR=1 tests-build
+	$(Q)tests/run.sh
+
+demo: deps
+	$(Q)$(MAKE) --no-print-directory all $(SAMPLE_BIN)
+	$(Q)scripts/demo.sh
+
+bench: deps
+	$(Q)$(MAKE) --no-print-directory all $(CLIENT_BIN) $(SAMPLE_BIN)
+	$(Q)bench/run.sh
+
+# --- install --------------------------------------------------------------
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/memtrace \
+	  $(DESTDIR)$(PREFIX)/share/memtrace
+	install -m 755 $(B)/memtrace $(DESTDIR)$(PREFIX)/bin/memtrace
+	install -m 755 $(B)/libmemtrace.so $(DESTDIR)$(PREFIX)/lib/memtrace/libmemtrace.so
+	install -m 644 scripts/*.gp $(DESTDIR)$(PREFIX)/share/memtrace/ 2>/dev/null || true
+
+clean:
+	rm -rf $(B)
+
+-include $(shell find $(B)/obj -name '*.d' 2>/dev/null)

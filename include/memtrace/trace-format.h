@@ -1,0 +1,292 @@
+/*
+ * trace-format.h - the memtrace trace file: the only contract between the
+ * recorder (libmemtrace.so) and the analyzer (the memtrace command).
+ *
+ * A trace is one file per traced process. It starts with a fixed 64-byte
+ * file header (struct mt_file_header); slabs of slab_size bytes follow at
+ * offsets header_size + k * slab_size, k = 0, 1, ... The writer sets
+ * header_size = slab_size (the bytes between the header and the first slab
+ * are zero), so that every slab starts on a page boundary and can be mapped.
+ *
+ * Slabs are what make the file crash-safe without a system call per event.
+ * The recorder maps the file MAP_SHARED, so a store into it reaches the page
+ * cache at once and survives a SIGKILL of the process. Each thread claims a
+ * whole slab for itself and appends records to it; nobody else ever writes
+ * into that slab. A record is written body first and its 4-byte head last
+ * (a release store), so a head that reads as zero means "nothing more in this
+ * slab": either the slab was never filled further, or its thread was killed
+ * in the middle of that record (a torn record, skipped by construction).
+ * Records never cross a slab boundary. Records of one slab are in time
+ * order; slabs of different threads interleave, so readers sort by time.
+ *
+ * Every record starts with struct mt_head. Its size8 field gives the record
+ * size in 8-byte units; when it is 0 the record is "long" and a uint32_t
+ * byte size follows the head (struct mt_long_head). Every record size is a
+ * multiple of 8. Readers skip record types they do not know, so new record
+ * types may be added without a version bump; changing the layout of an
+ * existing record, the header or the slab rules requires bumping
+ * MT_FORMAT_VERSION. Readers reject a newer major version naming both.
+ *
+ * All integers are little-endian (the recorder runs on x86-64 and aarch64
+ * Linux; both are little-endian). All times are CLOCK_MONOTONIC nanoseconds.
+ * docs/trace-format.md describes the same in prose, with examples.
+ */
+#ifndef MEMTRACE_TRACE_FORMAT_H
+#define MEMTRACE_TRACE_FORMAT_H
+
+#include <stdint.h>
+
+#define MT_MAGIC "MEMTRACE"        /* 8 bytes, no terminating NUL on disk */
+#define MT_FORMAT_VERSION 1        /* bump on any incompatible layout change */
+#define MT_FILE_HEADER_SIZE 64
+#define MT_SLAB_SIZE (64 * 1024)   /* power of two; records never cross it */
+#define MT_SLAB_MAGIC 0x424c534du  /* "MSLB" little-endian */
+#define MT_MAX_DEPTH 256           /* most frames a stack record may hold */
+#define MT_MAX_RECORD (16 * 1024)  /* largest record a writer produces */
+
+struct mt_file_header {
+	char magic[8];              /* MT_MAGIC */
+	uint32_t version;           /* MT_FORMAT_VERSION of the writer */
+	uint32_t header_size;       /* offset of the first slab: a multiple of
+	                               4096, >= MT_FILE_HEADER_SIZE */
+	uint32_t slab_size;         /* MT_SLAB_SIZE of the writer */
+	uint32_t pid;
+	uint64_t start_wall_ns;     /* CLOCK_REALTIME at start, ns since epoch */
+	uint64_t start_mono_ns;     /* CLOCK_MONOTONIC at the same moment */
+	uint64_t run_id;            /* MEMTRACE_RUN_ID of `memtrace run`, or 0 */
+	uint8_t reserved[16];
+};
+
+/*
+ * Every slab begins with this. A slab whose magic is not MT_SLAB_MAGIC was
+ * claimed but never written (or never claimed): readers skip it.
+ */
+struct mt_slab_header {
+	uint32_t magic;             /* MT_SLAB_MAGIC, stored last */
+	uint32_t tid;               /* the thread that owns the slab */
+	uint64_t time_base;         /* event times are offsets from this */
+};
+
+/* Record types. Values are never reused. */
+enum mt_record_type {
+	MT_REC_PROCESS = 1,         /* long: who this process is */
+	MT_REC_MODULE = 2,          /* long: a loaded ELF object */
+	MT_REC_STACK = 3,           /* long: an interned backtrace */
+	MT_REC_ALLOC = 4,           /* 32 B: something was allocated or tried */
+	MT_REC_FREE = 5,            /* 32 B: something was released or tried */
+	MT_REC_ALLOC_EX = 6,        /* 48 B: alloc with two extra fields */
+	MT_REC_FREE_EX = 7,         /* 48 B: free with two extra fields */
+	MT_REC_POOL = 8,            /* 48 B: a memory pool's reserved/used */
+	MT_REC_MEMINFO = 9,         /* 32 B: cuMemGetInfo of one device */
+	MT_REC_TIMEBASE = 10,       /* 16 B: new time base for this slab */
+	MT_REC_DRIVER = 11,         /* 16 B: CUDA driver version */
+	MT_REC_NOTE = 12,           /* long: a warning the recorder emitted */
+};
+
+/* The head of every record; stored last, as one 32-bit release store. */
+struct mt_head {
+	uint8_t type;               /* enum mt_record_type, never 0 */
+	uint8_t size8;              /* size / 8, or 0 for a long record */
+	uint8_t a;                  /* per-type: kind for events */
+	int8_t b;                   /* per-type: device for events, -1 none */
+};
+
+struct mt_long_head {
+	struct mt_head h;
+	uint32_t size;              /* whole record size in bytes */
+};
+
+/* What an event is about. Values are never reused. */
+enum mt_kind {
+	MT_KIND_DEVICE = 1,         /* cuMemAlloc, cuMemAllocPitch */
+	MT_KIND_MANAGED = 2,        /* cuMemAllocManaged */
+	MT_KIND_HOST = 3,           /* pinned host: cuMemAllocHost, cuMemHostAlloc */
+	MT_KIND_HOST_REGISTER = 4,  /* cuMemHostRegister: pins, no new bytes */
+	MT_KIND_ASYNC = 5,          /* stream-ordered: cuMemAllocAsync & co. */
+	MT_KIND_VMM_PHYS = 6,       /* cuMemCreate/cuMemRelease: addr = handle */
+	MT_KIND_VMM_RETAIN = 7,     /* cuMemRetainAllocationHandle: +1 ref */
+	MT_KIND_VMM_RESERVE = 8,    /* cuMemAddressReserve/Free: address space */
+	MT_KIND_VMM_MAP = 9,        /* cuMemMap/cuMemUnmap */
+	MT_KIND_ARRAY = 10,         /* cuArray*Create/Destroy: size estimated */
+	MT_KIND_FOREIGN = 11,       /* IPC / imported: not this process's bytes */
+	MT_KIND_POOL = 12,          /* cuMemPoolCreate/Destroy: addr = pool */
+};
+#define MT_KIND_MASK 0x3f
+#define MT_KIND_ESTIMATED 0x40      /* size is an estimate (arrays) */
+#define MT_KIND_RUNTIME 0x80        /* result is a cudaError_t, recorded
+                                       at the runtime level */
+
+/*
+ * MT_REC_ALLOC / MT_REC_FREE (32 bytes). head.a = kind | flags,
+ * head.b = device (-1 when not known, e.g. host memory or a free).
+ * A failed call is recorded too, with result != 0; a failed allocation keeps
+ * the requested size and addr 0. A free's bytes is 0 when the recorder does
+ * not know it (the analyzer pairs frees with allocations by address).
+ */
+struct mt_event {
+	struct mt_head h;
+	uint32_t time_delta;        /* ns since the slab's time base */
+	uint64_t addr;              /* pointer, or handle for VMM_PHYS/POOL */
+	uint64_t bytes;
+	uint32_t stack_id;          /* 0: no stack recorded */
+	uint16_t api;               /* enum mt_api: the outermost API called */
+	uint16_t result;            /* CUresult, or cudaError_t with RUNTIME */
+};
+
+/*
+ * MT_REC_ALLOC_EX / MT_REC_FREE_EX (48 bytes): an event and two fields whose
+ * meaning depends on the kind:
+ *   ASYNC:     x1 = stream, x2 = pool (0 if not known)
+ *   VMM_MAP:   x1 = handle, x2 = offset into the handle (alloc); free: none
+ *   VMM_PHYS:  x1 = granularity-rounded size, x2 = location type
+ */
+struct mt_event_ex {
+	struct mt_event e;
+	uint64_t x1;
+	uint64_t x2;
+};
+
+/*
+ * MT_REC_POOL (48 bytes): the state of a memory pool after an operation that
+ * may change it. head.b = device of the pool. Written only when reserved or
+ * used changed since the last POOL record of that pool.
+ */
+struct mt_pool {
+	struct mt_head h;
+	uint32_t time_delta;
+	uint64_t pool;
+	uint64_t reserved;          /* CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT */
+	uint64_t used;              /* CU_MEMPOOL_ATTR_USED_MEM_CURRENT */
+	uint16_t api;               /* the call after which it was sampled */
+	uint16_t pad16;
+	uint32_t pad32;
+	uint64_t pad64;
+};
+
+/* MT_REC_MEMINFO (32 bytes): cuMemGetInfo_v2 of device head.b. */
+struct mt_meminfo {
+	struct mt_head h;
+	uint32_t time_delta;
+	uint64_t free_bytes;
+	uint64_t total_bytes;
+	uint64_t pad;
+};
+
+/* MT_REC_TIMEBASE (16 bytes): later events of this slab count from here. */
+struct mt_timebase {
+	struct mt_head h;
+	uint32_t pad;
+	uint64_t time_base;
+};
+
+/* MT_REC_DRIVER (16 bytes): cuDriverGetVersion, once per process. */
+struct mt_driver {
+	struct mt_head h;
+	int32_t driver_version;     /* e.g. 13000 */
+	uint64_t pad;
+};
+
+/*
+ * MT_REC_STACK (long): stack head.b unused. ips[0] is the innermost frame
+ * (the caller of the CUDA function); memtrace's own frames are removed.
+ */
+struct mt_stack {
+	struct mt_long_head lh;
+	uint32_t id;                /* > 0, unique in the file */
+	uint32_t depth;             /* number of ips */
+	uint64_t ips[];
+};
+
+/*
+ * MT_REC_MODULE (long): an ELF object mapped into the process, written at
+ * start and after each dlopen. Strings follow the fixed part: build id bytes
+ * (build_id_len of them), then the path (path_len bytes, no NUL), padded with
+ * zeros to a multiple of 8.
+ */
+struct mt_module {
+	struct mt_long_head lh;
+	uint64_t base;              /* load bias (dlpi_addr) */
+	uint64_t start;             /* lowest mapped address of PT_LOAD segments */
+	uint64_t end;               /* one past the highest */
+	uint32_t time_delta;
+	uint16_t build_id_len;
+	uint16_t path_len;
+};
+
+/*
+ * MT_REC_PROCESS (long): written first in the first slab. Strings follow
+ * in this order, each with its length in the fixed part: hostname, command
+ * line (arguments separated by NUL bytes), executable path. rank, local_rank
+ * and world_size are -1 when RANK / LOCAL_RANK / WORLD_SIZE are unset.
+ */
+struct mt_process {
+	struct mt_long_head lh;
+	uint32_t pid;
+	uint32_t ppid;
+	int32_t rank;
+	int32_t local_rank;
+	int32_t world_size;
+	uint16_t hostname_len;
+	uint16_t exe_len;
+	uint32_t cmdline_len;
+	uint32_t pad;
+};
+
+/* MT_REC_NOTE (long): text follows the fixed part (len bytes, no NUL). */
+struct mt_note {
+	struct mt_long_head lh;
+	uint32_t time_delta;
+	uint32_t len;
+};
+
+/*
+ * API identifiers: the outermost CUDA function the program called. The list
+ * only grows; an id is never reused. MT_API(name, id).
+ */
+#define MT_API_LIST(X) \
+	X(unknown, 0) \
+	X(cuMemAlloc, 1) X(cuMemAlloc_v2, 2) \
+	X(cuMemAllocPitch, 3) X(cuMemAllocPitch_v2, 4) \
+	X(cuMemAllocManaged, 5) X(cuMemFree, 6) X(cuMemFree_v2, 7) \
+	X(cuMemAllocAsync, 8) X(cuMemAllocAsync_ptsz, 9) \
+	X(cuMemAllocFromPoolAsync, 10) X(cuMemAllocFromPoolAsync_ptsz, 11) \
+	X(cuMemFreeAsync, 12) X(cuMemFreeAsync_ptsz, 13) \
+	X(cuMemPoolCreate, 14) X(cuMemPoolDestroy, 15) X(cuMemPoolTrimTo, 16) \
+	X(cuMemAllocHost, 17) X(cuMemAllocHost_v2, 18) X(cuMemHostAlloc, 19) \
+	X(cuMemFreeHost, 20) X(cuMemHostRegister, 21) \
+	X(cuMemHostRegister_v2, 22) X(cuMemHostUnregister, 23) \
+	X(cuMemCreate, 24) X(cuMemRelease, 25) \
+	X(cuMemRetainAllocationHandle, 26) X(cuMemAddressReserve, 27) \
+	X(cuMemAddressFree, 28) X(cuMemMap, 29) X(cuMemUnmap, 30) \
+	X(cuArrayCreate, 31) X(cuArrayCreate_v2, 32) \
+	X(cuArray3DCreate, 33) X(cuArray3DCreate_v2, 34) X(cuArrayDestroy, 35) \
+	X(cuMipmappedArrayCreate, 36) X(cuMipmappedArrayDestroy, 37) \
+	X(cuIpcOpenMemHandle, 38) X(cuIpcOpenMemHandle_v2, 39) \
+	X(cuIpcCloseMemHandle, 40) X(cuMemPoolImportPointer, 41) \
+	X(cuExternalMemoryGetMappedBuffer, 42) \
+	X(cuStreamSynchronize, 43) X(cuStreamSynchronize_ptsz, 44) \
+	X(cuCtxSynchronize, 45) X(cuEventSynchronize, 46) \
+	X(cuCtxSynchronize_v2, 47) X(cuGetProcAddress, 48) X(cuGetProcAddress_v2, 49) \
+	X(cudaMalloc, 64) X(cudaFree, 65) X(cudaMallocAsync, 66) \
+	X(cudaMallocAsync_ptsz, 67) X(cudaFreeAsync, 68) \
+	X(cudaFreeAsync_ptsz, 69) X(cudaMallocFromPoolAsync, 70) \
+	X(cudaMallocFromPoolAsync_ptsz, 71) X(cudaMallocManaged, 72) \
+	X(cudaMallocHost, 73) X(cudaHostAlloc, 74) X(cudaFreeHost, 75) \
+	X(cudaMallocPitch, 76) X(cudaMalloc3D, 77) X(cudaMallocArray, 78) \
+	X(cudaMalloc3DArray, 79) X(cudaFreeArray, 80) \
+	X(cudaHostRegister, 81) X(cudaHostUnregister, 82) \
+	X(cudaMemPoolCreate, 83) X(cudaMemPoolDestroy, 84) \
+	X(cudaMemPoolTrimTo, 85) X(cudaDeviceSynchronize, 86) \
+	X(cudaStreamSynchronize, 87) X(cudaStreamSynchronize_ptsz, 88) \
+	X(cudaIpcOpenMemHandle, 89) X(cudaIpcCloseMemHandle, 90) \
+	X(cudaMallocMipmappedArray, 91) X(cudaFreeMipmappedArray, 92) \
+	X(cuMemGetInfo_v2, 120)
+
+enum mt_api {
+#define MT_API_ENUM(name, id) MT_API_##name = id,
+	MT_API_LIST(MT_API_ENUM)
+#undef MT_API_ENUM
+	MT_API_MAX = 128
+};
+
+#endif

@@ -1,0 +1,57 @@
+#!/bin/sh
+# install-deps.sh - make sure what memtrace builds against is on this machine.
+#
+#   scripts/install-deps.sh          install what is missing (apt-get, as root)
+#   scripts/install-deps.sh --check  only check; one line per missing piece
+#
+# Debian packages: libunwind-dev libdw-dev libelf-dev libsqlite3-dev
+# gnuplot-nox, plus gcc and make. The CUDA headers (cuda.h,
+# cuda_runtime_api.h) come from the CUDA toolkit under CUDA_HOME (default
+# /usr/local/cuda); when they are missing there, Debian's nvidia-cuda-dev
+# (non-free) provides them under /usr/include and CUDA_HOME=/usr works.
+set -u
+
+CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
+check_only=0
+[ "${1:-}" = "--check" ] && check_only=1
+
+missing=""
+have_header() {
+	printf '#include <%s>\n' "$1" | cc -E -I"$CUDA_HOME/include" -x c - >/dev/null 2>&1
+}
+need() { # package, test command...
+	pkg=$1; shift
+	"$@" >/dev/null 2>&1 || missing="$missing $pkg"
+}
+need gcc command -v cc
+need make command -v make
+need libunwind-dev have_header libunwind.h
+need libdw-dev have_header elfutils/libdw.h
+need libelf-dev have_header gelf.h
+need libsqlite3-dev have_header sqlite3.h
+need gnuplot-nox command -v gnuplot
+
+cuda_ok=1
+have_header cuda.h && have_header cuda_runtime_api.h || cuda_ok=0
+
+if [ -n "$missing" ] && [ "$check_only" = 0 ] && [ "$(id -u)" = 0 ]; then
+	echo "memtrace: installing$missing" >&2
+	export DEBIAN_FRONTEND=noninteractive
+	if ! apt-get install -y -qq --no-install-recommends $missing >/dev/null 2>&1; then
+		apt-get update -qq >/dev/null 2>&1
+		apt-get install -y -qq --no-install-recommends $missing >/dev/null ||
+			{ echo "memtrace: apt-get install$missing failed" >&2; exit 1; }
+	fi
+	missing=""
+fi
+
+status=0
+if [ -n "$missing" ]; then
+	echo "memtrace: missing$missing; install with: sudo apt-get install$missing" >&2
+	status=1
+fi
+if [ "$cuda_ok" = 0 ]; then
+	echo "memtrace: no cuda.h and cuda_runtime_api.h under $CUDA_HOME/include; install the CUDA toolkit or set CUDA_HOME" >&2
+	status=1
+fi
+exit $status
