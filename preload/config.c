@@ -1,0 +1,63 @@
+/*
+ * config.c - the MEMTRACE_* environment variables, read in one place.
+ *
+ * `memtrace run` sets them; docs/environment.md is the contract. Read once
+ * per process image, from the library constructor, before any hook can run.
+ * Bad values fall back to the defaults: the traced program must not fail
+ * because of a typo in a tracer variable.
+ */
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "mt.h"
+
+struct mt_config mt_config;
+
+static long env_long(const char *name, long def, long min, long max)
+{
+	const char *s = getenv(name);
+	char *end;
+	long v;
+
+	if (!s || !*s)
+		return def;
+	v = strtol(s, &end, 10);
+	if (*end || v < min || v > max)
+		return def;
+	return v;
+}
+
+void mt_config_load(void)
+{
+	const char *s;
+	size_t n;
+
+	/* MEMTRACE_OUTPUT: trace of the first process; default ./trace.bin */
+	s = getenv("MEMTRACE_OUTPUT");
+	if (!s || !*s)
+		s = "trace.bin";
+	mt_config.output[0] = 0;
+	if (s[0] != '/' && getcwd(mt_config.output, sizeof mt_config.output - 2)) {
+		n = strlen(mt_config.output);
+		mt_config.output[n] = '/';
+		mt_config.output[n + 1] = 0;
+	}
+	n = strlen(mt_config.output);
+	if (n + strlen(s) < sizeof mt_config.output - 32)
+		memcpy(mt_config.output + n, s, strlen(s) + 1);
+	else
+		strcpy(mt_config.output, "trace.bin");
+
+	/* MEMTRACE_ROOT_PID: the pid that writes MEMTRACE_OUTPUT itself */
+	mt_config.root_pid = (int)env_long("MEMTRACE_ROOT_PID", 0, 1, INT_MAX);
+	/* MEMTRACE_FOLLOW: 0 traces only the root process */
+	mt_config.follow = (int)env_long("MEMTRACE_FOLLOW", 1, 0, 1);
+	/* MEMTRACE_DEPTH: native frames per backtrace, 0 = none */
+	mt_config.depth = (int)env_long("MEMTRACE_DEPTH", 64, 0, MT_MAX_DEPTH);
+	/* MEMTRACE_SAMPLE_MS: least interval between cuMemGetInfo samples */
+	mt_config.sample_ns = (uint64_t)env_long("MEMTRACE_SAMPLE_MS", 100, 0, 86400000) * 1000000u;
+	/* MEMTRACE_RUN_ID: written into each header so `memtrace run` finds it */
+	s = getenv("MEMTRACE_RUN_ID");
+	mt_config.run_id = s ? strtoull(s, NULL, 10) : 0;
+}

@@ -1,0 +1,119 @@
+/*
+ * mt.h - the recorder's internal API, shared by the files of preload/.
+ *
+ * Layers, from the hooks down:
+ *   hooks-driver.c, hooks-runtime.c   one wrapper per CUDA function
+ *   resolve.c (+ dlsym-stub.S)        dlsym and cuGetProcAddress answers
+ *   real.c                            where the real functions are
+ *   recorder.c                        the core API below: per-thread state,
+ *                                     events, device and pool sampling
+ *   stacks.c, modules.c               backtraces and the module map
+ *   writer.c                          the crash-safe trace file
+ *   config.c                          the MEMTRACE_* variables
+ * Unit tests call the core API directly, without LD_PRELOAD.
+ */
+#ifndef MEMTRACE_MT_H
+#define MEMTRACE_MT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "memtrace/trace-format.h"
+#include "variants.h"
+
+#define MT_EXPORT __attribute__((visibility("default")))
+#define MT_LIKELY(x) __builtin_expect(!!(x), 1)
+#define MT_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+/* config.c */
+struct mt_config {
+	char output[4096];      /* MEMTRACE_OUTPUT, made absolute at load */
+	int root_pid;           /* MEMTRACE_ROOT_PID, 0 when unset */
+	int follow;             /* MEMTRACE_FOLLOW */
+	int depth;              /* MEMTRACE_DEPTH, 0..MT_MAX_DEPTH */
+	uint64_t sample_ns;     /* MEMTRACE_SAMPLE_MS in ns, 0: no periodic */
+	uint64_t run_id;        /* MEMTRACE_RUN_ID */
+};
+extern struct mt_config mt_config;
+void mt_config_load(void);
+
+/* Per-thread state. Lives in initial-exec TLS: no allocation, no locks. */
+struct mt_thread {
+	uint32_t tid;
+	uint32_t epoch;         /* writer epoch (bumped by fork) it belongs to */
+	uint16_t label;         /* outermost runtime API in progress, 0: none */
+	uint8_t in_driver;      /* inside a driver wrapper: pass nested calls */
+	uint8_t label_events;   /* events recorded under the current label */
+	char *slab_pos, *slab_end;
+	uint64_t time_base;
+};
+
+/* recorder.c: the core API used by every hook. */
+uint64_t mt_now(void);
+/* The calling thread's state, or NULL when this process is not traced. */
+struct mt_thread *mt_thread(void);
+/* Enter a driver wrapper: NULL means "just call the real function". */
+struct mt_thread *mt_driver_enter(void);
+void mt_driver_leave(struct mt_thread *t);
+/*
+ * Record one event. type is MT_REC_ALLOC or MT_REC_FREE; kind may carry
+ * MT_KIND_ESTIMATED / MT_KIND_RUNTIME; x (NULL or two values) makes it an
+ * _EX record. api is the called variant: the thread's label wins over it.
+ */
+void mt_event(struct mt_thread *t, int type, int kind, int device, int api,
+	      uint64_t time, uint64_t addr, uint64_t bytes, int result,
+	      const uint64_t *x);
+/* Device of the calling thread's current context, -1 if none. */
+int mt_current_device(void);
+/* Device of a stream (its context's), -1 if not known. */
+int mt_stream_device(void *stream);
+/* Pool bookkeeping: remember a pool's device; sample pools after api. */
+void mt_pool_known(uint64_t pool, int device);
+uint64_t mt_device_pool(int device);
+void mt_pool_sample(struct mt_thread *t, uint64_t pool, int api);
+void mt_pools_sample_all(struct mt_thread *t, int api);
+void mt_pool_forget(struct mt_thread *t, uint64_t pool, int api);
+void mt_note(struct mt_thread *t, const char *text);
+void mt_warn_once(int *flag, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* real.c */
+extern void *(*mt_real_dlsym)(void *, const char *);
+void mt_real_init(void);
+/* The real function of a variant (driver or runtime), resolved lazily. */
+void *mt_real_get(enum mt_variant v);
+/* Remember what the driver handed out for a variant; first answer wins. */
+void mt_real_set(enum mt_variant v, void *fn);
+/* A function of the loaded libcuda.so.1 that memtrace calls itself. */
+void *mt_driver_sym(const char *name);
+/* True when p is one of libmemtrace's own functions. */
+int mt_is_own(const void *p);
+
+/* resolve.c */
+void *mt_wrapper_of(enum mt_variant v);
+
+/* writer.c */
+int mt_writer_active(void);
+/* Space for a record of size bytes (multiple of 8) at time t in the
+   thread's slab, its delta in *delta; NULL when nothing can be written. */
+void *mt_writer_reserve(struct mt_thread *t, size_t size, uint64_t time,
+			uint32_t *delta);
+/* Publish a record: stores its head last, with release ordering. */
+static inline void mt_writer_commit(void *record, struct mt_head head)
+{
+	uint32_t word;
+	__builtin_memcpy(&word, &head, 4);
+	__atomic_store_n((uint32_t *)record, word, __ATOMIC_RELEASE);
+}
+void mt_writer_fork_child(void);
+void mt_writer_close(void);
+uint32_t mt_writer_epoch(void);
+
+/* stacks.c: the id of the caller's backtrace, 0 when depth is 0. */
+uint32_t mt_stack_capture(struct mt_thread *t);
+void mt_stacks_fork_child(void);
+
+/* modules.c: write module records for objects not written yet. */
+void mt_modules_write(struct mt_thread *t, int force_scan);
+int mt_modules_maybe_changed(void);
+void mt_modules_fork_child(void);
+
+#endif

@@ -1,0 +1,431 @@
+/*
+ * recorder.c - the core of libmemtrace.so: per-thread state, events, device
+ * memory samples and pool sampling, process start and exit.
+ *
+ * Hook ordering (hooks-*.c follow it): an allocation is recorded after the
+ * real call returned, with the time taken then; a free is recorded after the
+ * real call too, but with the time taken before it. Sorted by time, an
+ * address is therefore always freed before another thread can be seen
+ * receiving it again, without a table or a lock on the hot path; the
+ * analyzer pairs frees with allocations by address (by handle for VMM).
+ * Failed calls are recorded with their result.
+ *
+ * Labels: a runtime wrapper (cudaMalloc) sets the thread's label; driver
+ * events recorded inside carry the label as their API, so one cudaMalloc is
+ * one event. A runtime call that returns without any driver event inside
+ * (a driver the wrappers could not reach) is recorded at the runtime level.
+ *
+ * Threading: everything per thread lives in initial-exec TLS. Shared state
+ * is the writer's (slab claims are atomic), the stack table (lock-free), a
+ * small pool table (a mutex, only on stream-ordered calls), and per-device
+ * sample times (a CAS picks the one thread that samples).
+ */
+#define _GNU_SOURCE
+#include <cuda.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#include "mt.h"
+
+#define MAX_DEVICES 64
+#define MAX_POOLS 256
+
+static __thread struct mt_thread thread_state;
+static int traced;                        /* this process records */
+static _Atomic uint64_t last_sample[MAX_DEVICES];
+static int driver_version_written;
+
+struct pool_state { uint64_t pool, reserved, used; int device; };
+static pthread_mutex_t pools_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct pool_state pools[MAX_POOLS];
+static int n_pools;
+
+uint64_t mt_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+struct mt_thread *mt_thread(void)
+{
+	return traced && mt_writer_active() ? &thread_state : NULL;
+}
+
+struct mt_thread *mt_driver_enter(void)
+{
+	struct mt_thread *t = mt_thread();
+	if (!t || t->in_driver)
+		return NULL;
+	t->in_driver = 1;
+	return t;
+}
+
+void mt_driver_leave(struct mt_thread *t)
+{
+	t->in_driver = 0;
+}
+
+void mt_warn_once(int *flag, const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+	int n;
+
+	if (__atomic_exchange_n(flag, 1, __ATOMIC_RELAXED))
+		return;
+	n = snprintf(buf, sizeof buf, "memtrace: warning: ");
+	va_start(ap, fmt);
+	n += vsnprintf(buf + n, sizeof buf - (size_t)n - 1, fmt, ap);
+	va_end(ap);
+	if (n > (int)sizeof buf - 2)
+		n = (int)sizeof buf - 2;
+	buf[n++] = '\n';
+	(void)!write(2, buf, (size_t)n);
+}
+
+int mt_current_device(void)
+{
+	static CUresult (*get)(CUdevice *);
+	CUdevice d;
+
+	if (!get && !(get = (CUresult (*)(CUdevice *))mt_driver_sym("cuCtxGetDevice")))
+		return -1;
+	return get(&d) == CUDA_SUCCESS ? d : -1;
+}
+
+int mt_stream_device(void *stream)
+{
+	static CUresult (*get)(CUstream, CUdevice *);
+	CUdevice d;
+
+	if (!get && !(get = (CUresult (*)(CUstream, CUdevice *))mt_driver_sym("cuStreamGetDevice")))
+		return mt_current_device();
+	return get((CUstream)stream, &d) == CUDA_SUCCESS ? d : -1;
+}
+
+static void write_meminfo(struct mt_thread *t, int device, uint64_t now)
+{
+	static CUresult (*get_info)(size_t *, size_t *);
+	size_t free_b, total_b;
+	uint32_t delta;
+
+	if (!get_info && !(get_info = (CUresult (*)(size_t *, size_t *))mt_driver_sym("cuMemGetInfo_v2")))
+		return;
+	if (get_info(&free_b, &total_b) != CUDA_SUCCESS)
+		return;
+	struct mt_meminfo *m = mt_writer_reserve(t, sizeof *m, now, &delta);
+	if (!m)
+		return;
+	m->time_delta = delta;
+	m->free_bytes = free_b;
+	m->total_bytes = total_b;
+	m->pad = 0;
+	mt_writer_commit(m, (struct mt_head){ MT_REC_MEMINFO, sizeof *m / 8, 0, (int8_t)device });
+}
+
+/*
+ * cuMemGetInfo_v2 measures the current context's device, so a device is
+ * sampled only by a thread whose current device it is: when first used,
+ * after a failed allocation, and at most every MEMTRACE_SAMPLE_MS.
+ */
+static void maybe_sample(struct mt_thread *t, int device, uint64_t now, int failed)
+{
+	if (device < 0 || device >= MAX_DEVICES)
+		return;
+	uint64_t last = atomic_load_explicit(&last_sample[device], memory_order_relaxed);
+	int due = last == 0 || failed || (mt_config.sample_ns && now - last >= mt_config.sample_ns);
+	if (!due || !atomic_compare_exchange_strong(&last_sample[device], &last, now))
+		return;
+	if (mt_current_device() == device)
+		write_meminfo(t, device, now);
+	else if (last == 0)
+		atomic_store(&last_sample[device], 0);   /* not sampled yet */
+}
+
+static void write_driver_version(struct mt_thread *t)
+{
+	static CUresult (*get)(int *);
+	int v;
+	uint32_t delta;
+
+	if (__atomic_exchange_n(&driver_version_written, 1, __ATOMIC_RELAXED))
+		return;
+	if (!get && !(get = (CUresult (*)(int *))mt_driver_sym("cuDriverGetVersion")))
+		return;
+	if (get(&v) != CUDA_SUCCESS)
+		return;
+	struct mt_driver *d = mt_writer_reserve(t, sizeof *d, mt_now(), &delta);
+	if (!d)
+		return;
+	d->driver_version = v;
+	d->pad = 0;
+	mt_writer_commit(d, (struct mt_head){ MT_REC_DRIVER, sizeof *d / 8, 0, 0 });
+}
+
+void mt_event(struct mt_thread *t, int type, int kind, int device, int api,
+	      uint64_t time, uint64_t addr, uint64_t bytes, int result,
+	      const uint64_t *x)
+{
+	size_t size = x ? sizeof(struct mt_event_ex) : sizeof(struct mt_event);
+	uint32_t stack = mt_stack_capture(t);
+	uint32_t delta;
+
+	if (MT_UNLIKELY(!driver_version_written))
+		write_driver_version(t);
+	if (t->label) {
+		api = t->label;
+		t->label_events++;
+	}
+	struct mt_event *e = mt_writer_reserve(t, size, time, &delta);
+	if (!e)
+		return;
+	e->time_delta = delta;
+	e->addr = addr;
+	e->bytes = bytes;
+	e->stack_id = stack;
+	e->api = (uint16_t)api;
+	e->result = (uint16_t)result;
+	if (x) {
+		((struct mt_event_ex *)e)->x1 = x[0];
+		((struct mt_event_ex *)e)->x2 = x[1];
+		type = type == MT_REC_ALLOC ? MT_REC_ALLOC_EX : MT_REC_FREE_EX;
+	}
+	mt_writer_commit(e, (struct mt_head){ (uint8_t)type, (uint8_t)(size / 8), (uint8_t)kind, (int8_t)device });
+	if (device >= 0 && (kind & MT_KIND_MASK) != MT_KIND_HOST && (kind & MT_KIND_MASK) != MT_KIND_HOST_REGISTER)
+		maybe_sample(t, device, time, result != 0 && type != MT_REC_FREE && type != MT_REC_FREE_EX);
+}
+
+void mt_note(struct mt_thread *t, const char *text)
+{
+	size_t len = strlen(text);
+	size_t size = (sizeof(struct mt_note) + len + 7) & ~(size_t)7;
+	uint32_t delta;
+	struct mt_note *n = mt_writer_reserve(t, size, mt_now(), &delta);
+
+	if (!n)
+		return;
+	memset(n, 0, size);
+	n->lh.size = (uint32_t)size;
+	n->time_delta = delta;
+	n->len = (uint32_t)len;
+	memcpy(n + 1, text, len);
+	mt_writer_commit(n, (struct mt_head){ MT_REC_NOTE, 0, 0, 0 });
+}
+
+/* --- pools ---------------------------------------------------------------- */
+
+static struct pool_state *pool_find(uint64_t pool, int add)
+{
+	for (int i = 0; i < n_pools; i++)
+		if (pools[i].pool == pool)
+			return &pools[i];
+	if (!add || n_pools == MAX_POOLS)
+		return NULL;
+	pools[n_pools] = (struct pool_state){ pool, 0, 0, -1 };
+	return &pools[n_pools++];
+}
+
+void mt_pool_known(uint64_t pool, int device)
+{
+	if (!pool)
+		return;
+	pthread_mutex_lock(&pools_lock);
+	struct pool_state *p = pool_find(pool, 1);
+	if (p && device >= 0)
+		p->device = device;
+	pthread_mutex_unlock(&pools_lock);
+}
+
+uint64_t mt_device_pool(int device)
+{
+	static CUresult (*get)(CUmemoryPool *, CUdevice);
+	CUmemoryPool pool;
+
+	if (device < 0 || (!get && !(get = (CUresult (*)(CUmemoryPool *, CUdevice))mt_driver_sym("cuDeviceGetMemPool"))))
+		return 0;
+	if (get(&pool, device) != CUDA_SUCCESS)
+		return 0;
+	mt_pool_known((uint64_t)(uintptr_t)pool, device);
+	return (uint64_t)(uintptr_t)pool;
+}
+
+static void write_pool(struct mt_thread *t, const struct pool_state *p, int api)
+{
+	uint32_t delta;
+	struct mt_pool *r = mt_writer_reserve(t, sizeof *r, mt_now(), &delta);
+
+	if (!r)
+		return;
+	memset(r, 0, sizeof *r);
+	r->time_delta = delta;
+	r->pool = p->pool;
+	r->reserved = p->reserved;
+	r->used = p->used;
+	r->api = (uint16_t)(t->label ? t->label : api);
+	mt_writer_commit(r, (struct mt_head){ MT_REC_POOL, sizeof *r / 8, 0, (int8_t)p->device });
+}
+
+/* Read a pool's attributes and write a POOL record if they changed. */
+static void sample_locked(struct mt_thread *t, struct pool_state *p, int api)
+{
+	static CUresult (*get)(CUmemoryPool, CUmemPool_attribute, void *);
+	cuuint64_t reserved, used;
+
+	if (!get && !(get = (CUresult (*)(CUmemoryPool, CUmemPool_attribute, void *))mt_driver_sym("cuMemPoolGetAttribute")))
+		return;
+	if (get((CUmemoryPool)(uintptr_t)p->pool, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, &reserved) != CUDA_SUCCESS ||
+	    get((CUmemoryPool)(uintptr_t)p->pool, CU_MEMPOOL_ATTR_USED_MEM_CURRENT, &used) != CUDA_SUCCESS)
+		return;
+	if (reserved == p->reserved && used == p->used)
+		return;
+	p->reserved = reserved;
+	p->used = used;
+	write_pool(t, p, api);
+}
+
+void mt_pool_sample(struct mt_thread *t, uint64_t pool, int api)
+{
+	pthread_mutex_lock(&pools_lock);
+	struct pool_state *p = pool_find(pool, 1);
+	if (p)
+		sample_locked(t, p, api);
+	pthread_mutex_unlock(&pools_lock);
+}
+
+void mt_pools_sample_all(struct mt_thread *t, int api)
+{
+	if (!__atomic_load_n(&n_pools, __ATOMIC_RELAXED))
+		return;
+	pthread_mutex_lock(&pools_lock);
+	for (int i = 0; i < n_pools; i++)
+		sample_locked(t, &pools[i], api);
+	pthread_mutex_unlock(&pools_lock);
+}
+
+/* A destroyed pool gives everything back and leaves the table, so a reused
+   handle starts afresh. */
+void mt_pool_forget(struct mt_thread *t, uint64_t pool, int api)
+{
+	pthread_mutex_lock(&pools_lock);
+	struct pool_state *p = pool_find(pool, 0);
+	if (p) {
+		if (p->reserved || p->used) {
+			p->reserved = p->used = 0;
+			write_pool(t, p, api);
+		}
+		*p = pools[--n_pools];
+	}
+	pthread_mutex_unlock(&pools_lock);
+}
+
+/* --- process start, fork, exit --------------------------------------------- */
+
+static size_t read_file(const char *path, char *buf, size_t cap)
+{
+	FILE *f = fopen(path, "re");
+	size_t n = 0;
+	if (f) {
+		n = fread(buf, 1, cap, f);
+		fclose(f);
+	}
+	return n;
+}
+
+static int env_int(const char *name)
+{
+	const char *s = getenv(name);
+	return s && *s ? atoi(s) : -1;
+}
+
+/* Called by the writer once the file exists: who we are, what is loaded. */
+void mt_on_file_open(struct mt_thread *t)
+{
+	char host[256] = "", exe[4096], cmd[8192];
+	size_t host_len, exe_len, cmd_len;
+	ssize_t n;
+	uint32_t delta;
+
+	gethostname(host, sizeof host - 1);
+	host_len = strnlen(host, sizeof host - 1);
+	n = readlink("/proc/self/exe", exe, sizeof exe);
+	exe_len = n > 0 ? (size_t)n : 0;
+	cmd_len = read_file("/proc/self/cmdline", cmd, sizeof cmd);
+	if (cmd_len > 0 && cmd[cmd_len - 1] == 0)
+		cmd_len--;
+
+	size_t size = (sizeof(struct mt_process) + host_len + exe_len + cmd_len + 7) & ~(size_t)7;
+	struct mt_process *p = mt_writer_reserve(t, size, mt_now(), &delta);
+	if (p) {
+		memset(p, 0, size);
+		p->lh.size = (uint32_t)size;
+		p->pid = (uint32_t)getpid();
+		p->ppid = (uint32_t)getppid();
+		p->rank = env_int("RANK");
+		p->local_rank = env_int("LOCAL_RANK");
+		p->world_size = env_int("WORLD_SIZE");
+		p->hostname_len = (uint16_t)host_len;
+		p->exe_len = (uint16_t)exe_len;
+		p->cmdline_len = (uint32_t)cmd_len;
+		char *s = (char *)(p + 1);
+		memcpy(s, host, host_len);
+		memcpy(s + host_len, cmd, cmd_len);
+		memcpy(s + host_len + cmd_len, exe, exe_len);
+		mt_writer_commit(p, (struct mt_head){ MT_REC_PROCESS, 0, 0, 0 });
+	}
+	if (mt_config.depth > 0)
+		mt_modules_write(t, 1);
+}
+
+void mt_writer_atfork_prepare(void);
+void mt_writer_atfork_parent(void);
+void mt_modules_atfork_prepare(void);
+void mt_modules_atfork_parent(void);
+
+static void atfork_prepare(void)
+{
+	pthread_mutex_lock(&pools_lock);
+	mt_modules_atfork_prepare();
+	mt_writer_atfork_prepare();
+}
+
+static void atfork_parent(void)
+{
+	mt_writer_atfork_parent();
+	mt_modules_atfork_parent();
+	pthread_mutex_unlock(&pools_lock);
+}
+
+static void atfork_child(void)
+{
+	mt_writer_fork_child();
+	mt_modules_fork_child();
+	mt_stacks_fork_child();
+	pthread_mutex_init(&pools_lock, NULL);
+	for (int i = 0; i < n_pools; i++)
+		pools[i].reserved = pools[i].used = 0;
+	for (int d = 0; d < MAX_DEVICES; d++)
+		atomic_store(&last_sample[d], 0);
+	driver_version_written = 0;
+	if (!mt_config.follow)
+		traced = 0;
+}
+
+__attribute__((constructor)) static void mt_start(void)
+{
+	mt_config_load();
+	mt_real_init();
+	traced = mt_config.follow || !mt_config.root_pid || mt_config.root_pid == getpid();
+	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+}
+
+__attribute__((destructor)) static void mt_stop(void)
+{
+	mt_writer_close();
+}

@@ -1,0 +1,322 @@
+/*
+ * writer.c - the crash-safe trace file (format: include/memtrace/trace-format.h).
+ *
+ * How it works. The file is mapped MAP_SHARED in windows of
+ * MT_WINDOW_SLABS slabs; a store into the mapping is in the page cache at
+ * once, so it survives a SIGKILL of the process without a system call per
+ * event. Each thread owns a slab (its struct mt_thread points into it) and
+ * appends records there; a record's head is stored last (mt_writer_commit),
+ * so a reader sees either a whole record or a zero head. Claiming a slab is
+ * one atomic increment; only the first slab of a new window takes the lock,
+ * to extend the file (posix_fallocate, so a full disk is an error here
+ * rather than a SIGBUS later) and map the window.
+ *
+ * Failure never reaches the program: if the file cannot be created or
+ * extended (ENOSPC, EACCES, RLIMIT_FSIZE, a descriptor the program closed
+ * or replaced), tracing stops with one warning on stderr; what was written
+ * stays readable.
+ *
+ * The file is created lazily by the first record, 0600, O_EXCL|O_NOFOLLOW,
+ * under the name docs/environment.md gives. fork(): the child drops the
+ * parent's mappings and descriptor and bumps the epoch, so every thread
+ * state of the parent's file is stale; the child creates its own file on its
+ * first record. At exit the unused tail of the file is cut off.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#include "mt.h"
+
+#define MT_WINDOW_SLABS 16
+#define MT_WINDOW_BYTES ((uint64_t)MT_WINDOW_SLABS * MT_SLAB_SIZE)
+#define MT_MAX_WINDOWS (1u << 18)    /* 4 TiB of trace at most */
+
+enum { W_CLOSED, W_OPEN, W_DISABLED, W_CLOSING };
+
+static pthread_mutex_t writer_lock = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic int state = W_CLOSED;
+static _Atomic uint32_t epoch = 1;
+static int fd = -1;
+static dev_t file_dev;
+static ino_t file_ino;
+static char path[sizeof mt_config.output + 64];
+static _Atomic uint64_t next_slab;
+static uint64_t mapped_windows;              /* under writer_lock */
+static char *_Atomic windows[MT_MAX_WINDOWS];
+static int warned;
+
+void mt_on_file_open(struct mt_thread *t);   /* recorder.c */
+
+int mt_writer_active(void)
+{
+	int s = atomic_load_explicit(&state, memory_order_relaxed);
+	return s == W_OPEN || s == W_CLOSED;
+}
+
+uint32_t mt_writer_epoch(void)
+{
+	return atomic_load_explicit(&epoch, memory_order_relaxed);
+}
+
+static void disable(const char *what, int err)
+{
+	atomic_store(&state, W_DISABLED);
+	mt_warn_once(&warned, "cannot %s trace '%s': %s; tracing stopped, the program goes on",
+		     what, path[0] ? path : mt_config.output, strerror(err));
+}
+
+/* STEM of the output: its path without a ".bin" suffix. */
+static size_t output_stem(void)
+{
+	size_t n = strlen(mt_config.output);
+	return n > 4 && strcmp(mt_config.output + n - 4, ".bin") == 0 ? n - 4 : n;
+}
+
+/* Create the file under the first free name; -1 with errno on failure. */
+static int create_file(void)
+{
+	int pid = getpid(), stem = (int)output_stem();
+	int is_root = !mt_config.root_pid || mt_config.root_pid == pid;
+
+	for (int n = is_root ? -1 : 0; n < 1000; n++) {
+		if (n < 0)
+			snprintf(path, sizeof path, "%s", mt_config.output);
+		else if (n == 0)
+			snprintf(path, sizeof path, "%.*s.%d.bin", stem, mt_config.output, pid);
+		else
+			snprintf(path, sizeof path, "%.*s.%d.%d.bin", stem, mt_config.output, pid, n);
+		int f = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (f >= 0)
+			return f;
+		if (errno != EEXIST)
+			return -1;
+	}
+	errno = EEXIST;
+	return -1;
+}
+
+/* Our descriptor still names our file (the program may have closed it and
+   opened something else under the same number); else reopen by path. */
+static int file_ok(void)
+{
+	struct stat st;
+
+	if (fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == file_dev && st.st_ino == file_ino)
+		return 1;
+	int f = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+	if (f < 0)
+		return 0;
+	if (fstat(f, &st) != 0 || st.st_dev != file_dev || st.st_ino != file_ino) {
+		close(f);
+		errno = ESTALE;
+		return 0;
+	}
+	fd = f;     /* the old number belongs to the program now: leave it */
+	return 1;
+}
+
+/* Extend the file and map window w. Under writer_lock. */
+static int map_window(uint64_t w)
+{
+	uint64_t off = MT_SLAB_SIZE + w * MT_WINDOW_BYTES;
+	struct rlimit rl;
+	int err;
+
+	if (w >= MT_MAX_WINDOWS) {
+		disable("grow", EFBIG);
+		return -1;
+	}
+	if (!file_ok()) {
+		disable("write", errno ? errno : EBADF);
+		return -1;
+	}
+	/* Past RLIMIT_FSIZE the kernel would send SIGXFSZ: stop before. */
+	if (getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+	    off + MT_WINDOW_BYTES > rl.rlim_cur) {
+		disable("grow", EFBIG);
+		return -1;
+	}
+	err = posix_fallocate(fd, (off_t)off, (off_t)MT_WINDOW_BYTES);
+	if (err == EOPNOTSUPP || err == EINVAL)
+		err = ftruncate(fd, (off_t)(off + MT_WINDOW_BYTES)) ? errno : 0;
+	if (err) {
+		disable("grow", err);
+		return -1;
+	}
+	void *p = mmap(NULL, MT_WINDOW_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)off);
+	if (p == MAP_FAILED) {
+		disable("map", errno);
+		return -1;
+	}
+	atomic_store_explicit(&windows[w], p, memory_order_release);
+	mapped_windows = w + 1;
+	return 0;
+}
+
+static int open_file(void)
+{
+	struct mt_file_header h;
+	struct timespec wall, mono;
+	struct stat st;
+
+	fd = create_file();
+	if (fd < 0) {
+		disable("create", errno);
+		return -1;
+	}
+	if (fstat(fd, &st) == 0) {
+		file_dev = st.st_dev;
+		file_ino = st.st_ino;
+	}
+	memset(&h, 0, sizeof h);
+	memcpy(h.magic, MT_MAGIC, 8);
+	h.version = MT_FORMAT_VERSION;
+	h.header_size = MT_SLAB_SIZE;
+	h.slab_size = MT_SLAB_SIZE;
+	h.pid = (uint32_t)getpid();
+	clock_gettime(CLOCK_REALTIME, &wall);
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	h.start_wall_ns = (uint64_t)wall.tv_sec * 1000000000u + (uint64_t)wall.tv_nsec;
+	h.start_mono_ns = (uint64_t)mono.tv_sec * 1000000000u + (uint64_t)mono.tv_nsec;
+	h.run_id = mt_config.run_id;
+	if (pwrite(fd, &h, sizeof h, 0) != (ssize_t)sizeof h) {
+		disable("write", errno ? errno : EIO);
+		return -1;
+	}
+	atomic_store(&next_slab, 0);
+	mapped_windows = 0;
+	return map_window(0);
+}
+
+/* Make slab k (its window mapped) t's slab, starting at time. */
+static void own_slab(struct mt_thread *t, char *window, uint64_t k, uint64_t time)
+{
+	struct mt_slab_header *s = (struct mt_slab_header *)(window + (k % MT_WINDOW_SLABS) * MT_SLAB_SIZE);
+
+	s->tid = t->tid;
+	s->time_base = time;
+	__atomic_store_n(&s->magic, MT_SLAB_MAGIC, __ATOMIC_RELEASE);
+	t->slab_pos = (char *)(s + 1);
+	t->slab_end = (char *)s + MT_SLAB_SIZE;
+	t->time_base = time;
+}
+
+/* Give t a fresh slab starting at time; 0 on success. */
+static int new_slab(struct mt_thread *t, uint64_t time)
+{
+	uint64_t k = atomic_fetch_add(&next_slab, 1);
+	uint64_t w = k / MT_WINDOW_SLABS;
+	char *base;
+
+	/* Checked after the claim: see mt_writer_close. */
+	if (atomic_load(&state) != W_OPEN)
+		return -1;
+	base = atomic_load_explicit(&windows[w], memory_order_acquire);
+	if (!base) {
+		pthread_mutex_lock(&writer_lock);
+		while (atomic_load(&state) == W_OPEN && mapped_windows <= w)
+			map_window(mapped_windows);
+		pthread_mutex_unlock(&writer_lock);
+		base = atomic_load_explicit(&windows[w], memory_order_acquire);
+		if (!base)
+			return -1;
+	}
+	own_slab(t, base, k, time);
+	return 0;
+}
+
+void *mt_writer_reserve(struct mt_thread *t, size_t size, uint64_t time, uint32_t *delta)
+{
+	uint32_t e = atomic_load_explicit(&epoch, memory_order_relaxed);
+
+	if (MT_UNLIKELY(t->epoch != e)) {
+		t->epoch = e;
+		t->tid = (uint32_t)syscall(SYS_gettid);
+		t->slab_pos = t->slab_end = NULL;
+	}
+	if (MT_UNLIKELY(atomic_load_explicit(&state, memory_order_relaxed) != W_OPEN)) {
+		int opened = 0;
+		pthread_mutex_lock(&writer_lock);
+		if (atomic_load(&state) == W_CLOSED && open_file() == 0) {
+			/* Slab 0 is the opener's: the process record comes first. */
+			own_slab(t, atomic_load(&windows[0]), atomic_fetch_add(&next_slab, 1), time);
+			atomic_store(&state, W_OPEN);
+			opened = 1;
+		}
+		pthread_mutex_unlock(&writer_lock);
+		if (atomic_load(&state) != W_OPEN)
+			return NULL;
+		if (opened)
+			mt_on_file_open(t);
+	}
+	/* Room for the record and a possible time base record. */
+	if (MT_UNLIKELY(!t->slab_pos || (size_t)(t->slab_end - t->slab_pos) < size + sizeof(struct mt_timebase))) {
+		if (new_slab(t, time) != 0)
+			return NULL;
+	}
+	if (MT_UNLIKELY(time < t->time_base || time - t->time_base > UINT32_MAX)) {
+		struct mt_timebase *tb = (struct mt_timebase *)t->slab_pos;
+		tb->pad = 0;
+		tb->time_base = time;
+		t->slab_pos += sizeof *tb;
+		t->time_base = time;
+		mt_writer_commit(tb, (struct mt_head){ MT_REC_TIMEBASE, sizeof *tb / 8, 0, 0 });
+	}
+	*delta = (uint32_t)(time - t->time_base);
+	void *r = t->slab_pos;
+	t->slab_pos += size;
+	return r;
+}
+
+/* The child of fork: none of the parent's file is ours. */
+void mt_writer_fork_child(void)
+{
+	pthread_mutex_init(&writer_lock, NULL);
+	for (uint64_t w = 0; w < mapped_windows; w++) {
+		char *p = atomic_load(&windows[w]);
+		if (p)
+			munmap(p, MT_WINDOW_BYTES);
+		atomic_store(&windows[w], NULL);
+	}
+	mapped_windows = 0;
+	if (fd >= 0)
+		close(fd);
+	fd = -1;
+	path[0] = 0;
+	atomic_store(&next_slab, 0);
+	atomic_fetch_add(&epoch, 1);
+	if (atomic_load(&state) != W_DISABLED)
+		atomic_store(&state, W_CLOSED);
+}
+
+void mt_writer_atfork_prepare(void) { pthread_mutex_lock(&writer_lock); }
+void mt_writer_atfork_parent(void) { pthread_mutex_unlock(&writer_lock); }
+
+/*
+ * At exit: no new slabs from now on, then cut the file after the last
+ * claimed slab. A thread that claims a slab after the state changed sees
+ * W_CLOSING right after its claim and writes nothing, so every claimed slab
+ * below the count read here stays inside the file. Mappings stay: other
+ * threads may still be writing into their slabs.
+ */
+void mt_writer_close(void)
+{
+	int expected = W_OPEN;
+
+	pthread_mutex_lock(&writer_lock);
+	if (atomic_compare_exchange_strong(&state, &expected, W_CLOSING)) {
+		uint64_t used = atomic_load(&next_slab);
+		if (file_ok())
+			(void)!ftruncate(fd, (off_t)(MT_SLAB_SIZE + used * MT_SLAB_SIZE));
+	}
+	pthread_mutex_unlock(&writer_lock);
+}
