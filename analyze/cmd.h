@@ -1,0 +1,31 @@
+/*
+ * cmd.h - the subcommands of the memtrace command and the few helpers they
+ * share for messages.
+ *
+ * Each subcommand lives in its own cmd-NAME.c and is called with argv[0] =
+ * NAME. It prints its usage on stdout and returns 0 for -h/--help, and
+ * returns the command's exit status: 0 success, 1 runtime error (a bad
+ * trace, a failed write), 2 usage error or missing file; `run` returns the
+ * traced command's status instead.
+ */
+#ifndef MEMTRACE_CMD_H
+#define MEMTRACE_CMD_H
+
+#define EXIT_USAGE 2
+
+int cmd_run(int argc, char **argv);
+int cmd_dump(int argc, char **argv);
+
+/* "memtrace: " + message + newline on stderr. */
+void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* "memtrace: warning: " + message + newline on stderr. */
+void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/*
+ * "memtrace: " + message + " (try 'memtrace CMD --help')" on stderr, for
+ * usage errors; cmd NULL points to 'memtrace --help'. Returns EXIT_USAGE.
+ */
+int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* True when arg is -h or --help. */
+int cli_is_help(const char *arg);
+
+#endif

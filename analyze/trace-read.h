@@ -1,0 +1,129 @@
+/*
+ * trace-read.h - the trace reader: opens one trace file written by
+ * libmemtrace.so (include/memtrace/trace-format.h), checks it, and walks its
+ * records in file order.
+ *
+ * trace_open() maps the file read-only and validates all of it before it
+ * returns: the header, then every record of every slab, against the slab
+ * bounds, the per-type minimum sizes and the string lengths. A file that
+ * fails any check is refused with one message; a file that passes can be
+ * walked with trace_next() any number of times, and every record it hands
+ * out is safe to read through its struct (within rec->size bytes).
+ *
+ * Damage a killed process leaves is not an error: a torn record (a zero head
+ * with bytes after it) ends its slab, and a file cut in the middle of a slab
+ * loads what is before the cut. Both are counted and described by
+ * trace_warning().
+ *
+ * Records come in file order: slab by slab, each slab in time order. Slabs
+ * of different threads interleave, so a consumer that needs global time
+ * order sorts by rec->time_ns.
+ *
+ * The file is mapped, not copied: it must not shrink while it is open (a
+ * read past its new end would raise SIGBUS). Traces are read after their
+ * process has exited, so this does not arise in practice.
+ *
+ * Functions return NULL / -1 on failure with a message in err (no
+ * "memtrace: " prefix, no newline); they never print and never exit.
+ */
+#ifndef MEMTRACE_TRACE_READ_H
+#define MEMTRACE_TRACE_READ_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "memtrace/trace-format.h"
+
+struct trace;
+
+/* What trace_open() found while validating the file. */
+struct trace_stats {
+	uint64_t records;       /* valid records, unknown types included */
+	uint64_t events;        /* ALLOC, FREE, ALLOC_EX and FREE_EX records */
+	uint64_t unknown;       /* records of a type this reader does not know */
+	uint64_t slabs;         /* slabs with a valid slab header */
+	uint64_t torn;          /* torn records skipped (at most one per slab) */
+	int truncated;          /* the file length cuts a slab or the space
+	                           before the first slab */
+	uint64_t cut_bytes;     /* bytes of the cut slab that are present (or of
+	                           the file, when it ends before slab 0) */
+	uint64_t file_size;
+};
+
+/* One validated record. */
+struct trace_rec {
+	const void *p;          /* the record: cast to the struct of its type */
+	uint32_t size;          /* whole record size in bytes (>= the struct) */
+	uint8_t type;           /* enum mt_record_type, or an unknown type */
+	uint32_t tid;           /* the thread that owns the slab */
+	uint64_t time_ns;       /* absolute CLOCK_MONOTONIC ns: the slab's time
+	                           base + time_delta; records without a time of
+	                           their own (PROCESS, STACK, DRIVER, unknown)
+	                           get the current time base; TIMEBASE its new
+	                           base */
+	uint64_t offset;        /* file offset of the record */
+};
+
+/* Walk position; initialize with trace_iter_init(), fields are private. */
+struct trace_iter {
+	const struct trace *t;
+	uint64_t slab;          /* index of the next slab to enter */
+	uint64_t pos;           /* file offset of the next record, 0: none */
+	uint64_t end;           /* end of the current slab's bytes in the file */
+	uint64_t base;          /* current time base */
+	uint32_t tid;
+};
+
+/* A piece of a long record: not NUL-terminated, may hold any byte. */
+struct trace_bytes {
+	const char *p;
+	size_t len;
+};
+
+/*
+ * Opens and validates PATH. Returns NULL with a message in err on failure;
+ * errno is then ENOENT or ENOTDIR when the file does not exist, EINVAL when
+ * it is not a valid trace, or the error of open/fstat/mmap.
+ */
+struct trace *trace_open(const char *path, char *err, size_t errlen);
+/*
+ * The same on a trace already in memory (for tests and fuzzing): buf must be
+ * 8-byte aligned and stay valid until trace_close(); name is used in
+ * messages.
+ */
+struct trace *trace_open_buffer(const void *buf, size_t len, const char *name, char *err,
+				size_t errlen);
+void trace_close(struct trace *t);
+
+const char *trace_path(const struct trace *t);
+const struct mt_file_header *trace_header(const struct trace *t);
+const struct trace_stats *trace_stats(const struct trace *t);
+/* The first PROCESS record, or NULL when the trace has none. */
+const struct mt_process *trace_process(const struct trace *t);
+
+/*
+ * Warning number i (from 0) about damage the trace survived, e.g.
+ * "'trace.bin': 1 torn record skipped (the process was killed while
+ * writing)". Returns 0 and fills buf, or -1 when there is no warning i.
+ */
+int trace_warning(const struct trace *t, unsigned i, char *buf, size_t len);
+
+void trace_iter_init(struct trace_iter *it, const struct trace *t);
+/* Fills rec with the next record: returns 1, or 0 at the end. */
+int trace_next(struct trace_iter *it, struct trace_rec *rec);
+
+/* The variable parts of long records handed out by trace_next(). */
+void trace_process_strings(const struct mt_process *p, struct trace_bytes *hostname,
+			   struct trace_bytes *cmdline, struct trace_bytes *exe);
+void trace_module_strings(const struct mt_module *m, struct trace_bytes *build_id,
+			  struct trace_bytes *path);
+struct trace_bytes trace_note_text(const struct mt_note *n);
+
+/* "cudaMalloc", or NULL for an id this memtrace does not know. */
+const char *trace_api_name(unsigned api);
+/* "device", "vmm_phys", ... for kind & MT_KIND_MASK, or NULL if unknown. */
+const char *trace_kind_name(unsigned kind);
+/* "alloc", "process", ... or NULL for an unknown record type. */
+const char *trace_type_name(unsigned type);
+
+#endif

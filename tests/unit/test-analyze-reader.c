@@ -1,0 +1,879 @@
+/*
+ * test-analyze-reader.c - the trace reader (analyze/trace-read.c) on
+ * synthetic traces built here straight from trace-format.h: decoded values,
+ * slab and time rules, damage a killed process leaves (torn record, cut
+ * file), and malformed input that must be refused with the exact message.
+ *
+ * The builder below writes records the way the recorder does: body first,
+ * head last, slab magic last.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "testhelp.h"
+#include "trace-read.h"
+
+#define START_MONO 1000000000ull
+#define HS 4096             /* header_size of the test traces: their slab size */
+
+/* --- a tiny trace builder ------------------------------------------------ */
+
+struct tb {
+	unsigned char *buf;
+	size_t size;
+	uint32_t slab;
+};
+
+struct cursor {
+	struct tb *tb;
+	size_t pos, end;
+};
+
+static void tb_init(struct tb *tb, uint32_t slab, unsigned nslabs)
+{
+	struct mt_file_header h;
+
+	tb->slab = slab;
+	tb->size = (size_t)slab * (nslabs + 1);   /* header_size = slab, as the writer does */
+	tb->buf = malloc(tb->size);
+	memset(tb->buf, 0, tb->size);
+	memset(&h, 0, sizeof(h));
+	memcpy(h.magic, MT_MAGIC, 8);
+	h.version = MT_FORMAT_VERSION;
+	h.header_size = slab;
+	h.slab_size = slab;
+	h.pid = 4242;
+	h.start_wall_ns = 1700000000000000000ull;
+	h.start_mono_ns = START_MONO;
+	h.run_id = 77;
+	memcpy(tb->buf, &h, sizeof(h));
+}
+
+static struct mt_file_header *tb_header(struct tb *tb)
+{
+	return (struct mt_file_header *)tb->buf;
+}
+
+static struct cursor tb_slab(struct tb *tb, unsigned k, uint32_t tid, uint64_t base)
+{
+	size_t start = (size_t)(k + 1) * tb->slab;
+	struct mt_slab_header sh = { 0, tid, base };
+	struct cursor c = { tb, start + sizeof(sh), start + tb->slab };
+	uint32_t magic = MT_SLAB_MAGIC;
+
+	memcpy(tb->buf + start, &sh, sizeof(sh));
+	memcpy(tb->buf + start, &magic, 4);
+	return c;
+}
+
+/* Appends a record of size bytes (head included); with_head 0 leaves it torn. */
+static void put_rec(struct cursor *c, const void *rec, size_t size, int with_head)
+{
+	if (c->pos + size > c->end) {
+		fprintf(stderr, "test builder: record does not fit\n");
+		abort();
+	}
+	memcpy(c->tb->buf + c->pos + 4, (const char *)rec + 4, size - 4);
+	if (with_head)
+		memcpy(c->tb->buf + c->pos, rec, 4);
+	c->pos += size;
+}
+
+static struct mt_head head(uint8_t type, uint8_t size8, uint8_t a, int8_t b)
+{
+	struct mt_head h = { type, size8, a, b };
+	return h;
+}
+
+static void put_event(struct cursor *c, uint8_t type, uint8_t kind, int8_t dev, uint32_t delta,
+		      uint64_t addr, uint64_t bytes, uint16_t api, uint32_t stack)
+{
+	struct mt_event e;
+
+	memset(&e, 0, sizeof(e));
+	e.h = head(type, sizeof(e) / 8, kind, dev);
+	e.time_delta = delta;
+	e.addr = addr;
+	e.bytes = bytes;
+	e.api = api;
+	e.stack_id = stack;
+	put_rec(c, &e, sizeof(e), 1);
+}
+
+/* A long record: fixed part + strings, padded to 8. */
+static void put_long(struct cursor *c, const void *fixed, size_t fixed_len, const void *str,
+		     size_t str_len)
+{
+	size_t size = (fixed_len + str_len + 7) / 8 * 8;
+	unsigned char rec[4096];
+
+	memset(rec, 0, size);
+	memcpy(rec, fixed, fixed_len);
+	memcpy(rec + fixed_len, str, str_len);
+	((struct mt_long_head *)rec)->size = (uint32_t)size;
+	put_rec(c, rec, size, 1);
+}
+
+static void put_process(struct cursor *c)
+{
+	static const char s[] = "node1" "a\0b c\0" "/bin/x";
+	struct mt_process p;
+
+	memset(&p, 0, sizeof(p));
+	p.lh.h = head(MT_REC_PROCESS, 0, 0, -1);
+	p.pid = 4242;
+	p.ppid = 1;
+	p.rank = 3;
+	p.local_rank = -1;
+	p.world_size = 8;
+	p.hostname_len = 5;
+	p.cmdline_len = 6;
+	p.exe_len = 6;
+	put_long(c, &p, sizeof(p), s, 17);
+}
+
+static const char *tmp_path(void)
+{
+	static char path[64];
+
+	if (!path[0]) {
+		int fd;
+
+		snprintf(path, sizeof(path), "/tmp/memtrace-reader.XXXXXX");
+		fd = mkstemp(path);
+		if (fd < 0) {
+			perror("mkstemp");
+			exit(1);
+		}
+		close(fd);
+	}
+	return path;
+}
+
+static void write_file(const void *buf, size_t len)
+{
+	FILE *f = fopen(tmp_path(), "wb");
+
+	if (!f || fwrite(buf, 1, len, f) != len || fclose(f) != 0) {
+		perror("write");
+		exit(1);
+	}
+}
+
+/* Writes len bytes of tb to the temp file and opens it. */
+static struct trace *open_tb(struct tb *tb, size_t len, char *err, size_t errlen)
+{
+	write_file(tb->buf, len);
+	return trace_open(tmp_path(), err, errlen);
+}
+
+static int next(struct trace_iter *it, struct trace_rec *r)
+{
+	memset(r, 0, sizeof(*r));
+	return trace_next(it, r);
+}
+
+/* Expects open to fail with exactly "'PATH': " + msg. */
+static void expect_error(struct tb *tb, size_t len, const char *msg)
+{
+	char err[512], want[512];
+	struct trace *t = open_tb(tb, len, err, sizeof(err));
+
+	snprintf(want, sizeof(want), "'%s': %s", tmp_path(), msg);
+	CHECK(t == NULL);
+	if (t)
+		trace_close(t);
+	else
+		CHECK_EQ_STR(err, want);
+	CHECK_EQ_U64(t ? 0 : errno, EINVAL);
+}
+
+/* --- the tests ----------------------------------------------------------- */
+
+/*
+ * The sample trace: five 4 KiB slabs. Slab 0 (thread 100) holds process,
+ * driver, module, stack, alloc, timebase, free; slab 1 (thread 200) alloc_ex,
+ * pool, meminfo, two unknown records and two notes; slab 2 was never written;
+ * slab 3 (thread 100) one alloc; slab 4 has a damaged slab magic. With torn,
+ * slab 3 also ends in a torn record.
+ */
+static void build_sample(struct tb *tb_out, int torn)
+{
+	struct tb tb;
+	struct cursor c;
+
+	tb_init(&tb, 4096, 5);
+	c = tb_slab(&tb, 0, 100, START_MONO + 10);
+	put_process(&c);
+	{
+		struct mt_driver d = { head(MT_REC_DRIVER, 2, 0, -1), 13000, 0 };
+		put_rec(&c, &d, sizeof(d), 1);
+	}
+	{
+		struct mt_module m;
+		const char s[] = "\xab\xcd" "/lib/libcuda.so.1";
+		memset(&m, 0, sizeof(m));
+		m.lh.h = head(MT_REC_MODULE, 0, 0, -1);
+		m.base = 0x7f0000000000;
+		m.start = 0x7f0000001000;
+		m.end = 0x7f0000009000;
+		m.time_delta = 7;
+		m.build_id_len = 2;
+		m.path_len = 17;
+		put_long(&c, &m, sizeof(m), s, 19);
+	}
+	{
+		struct { struct mt_stack s; uint64_t ips[2]; } st;
+		memset(&st, 0, sizeof(st));
+		st.s.lh.h = head(MT_REC_STACK, 0, 0, 0);
+		st.s.id = 1;
+		st.s.depth = 2;
+		st.ips[0] = 0x401234;
+		st.ips[1] = 0x401300;
+		put_long(&c, &st, sizeof(st), "", 0);
+	}
+	put_event(&c, MT_REC_ALLOC, MT_KIND_DEVICE | MT_KIND_RUNTIME, 0, 50, 0x7f1000000000,
+		  1 << 20, MT_API_cudaMalloc, 1);
+	{
+		struct mt_timebase tbr = { head(MT_REC_TIMEBASE, 2, 0, 0), 0, START_MONO + 5000000000ull };
+		put_rec(&c, &tbr, sizeof(tbr), 1);
+	}
+	put_event(&c, MT_REC_FREE, MT_KIND_DEVICE, -1, 5, 0x7f1000000000, 0, MT_API_cuMemFree_v2, 0);
+
+	/* Slab 1: a second thread, every other record type. */
+	c = tb_slab(&tb, 1, 200, START_MONO + 100);
+	{
+		struct mt_event_ex x;
+		memset(&x, 0, sizeof(x));
+		x.e.h = head(MT_REC_ALLOC_EX, 6, MT_KIND_ASYNC, 1);
+		x.e.time_delta = 1;
+		x.e.addr = 0x7f2000000000;
+		x.e.bytes = 4096;
+		x.e.api = MT_API_cuMemAllocAsync;
+		x.x1 = 0x5000;
+		x.x2 = 0x6000;
+		put_rec(&c, &x, sizeof(x), 1);
+	}
+	{
+		struct mt_pool p;
+		memset(&p, 0, sizeof(p));
+		p.h = head(MT_REC_POOL, 6, 0, 1);
+		p.time_delta = 2;
+		p.pool = 0x6000;
+		p.reserved = 1 << 21;
+		p.used = 4096;
+		p.api = MT_API_cuMemAllocAsync;
+		put_rec(&c, &p, sizeof(p), 1);
+	}
+	{
+		struct mt_meminfo m = { head(MT_REC_MEMINFO, 4, 0, 1), 3, 1000, 2000, 0 };
+		put_rec(&c, &m, sizeof(m), 1);
+	}
+	{
+		uint64_t unknown[3] = { 0 };
+		struct mt_head h = head(99, 3, 1, 2);
+		memcpy(unknown, &h, 4);
+		unknown[2] = 0xdeadbeef;
+		put_rec(&c, unknown, sizeof(unknown), 1);
+	}
+	{
+		uint64_t unknown_long[4] = { 0 };
+		struct mt_long_head lh = { head(100, 0, 0, 0), 32 };
+		memcpy(unknown_long, &lh, 8);
+		unknown_long[3] = 1;
+		put_rec(&c, unknown_long, sizeof(unknown_long), 1);
+	}
+	{
+		struct mt_note n;
+		memset(&n, 0, sizeof(n));
+		n.lh.h = head(MT_REC_NOTE, 0, 0, 0);
+		n.time_delta = 4;
+		n.len = 5;
+		put_long(&c, &n, sizeof(n), "hello", 5);
+		/* what dump must escape: quote, backslash, controls, bad UTF-8 */
+		static const char esc[] = "a\"b\\c\td\ne\x01" "f\xffg\xc3\xa9h\xe2\x82";
+		n.time_delta = 4;
+		n.len = sizeof(esc) - 1;
+		put_long(&c, &n, sizeof(n), esc, sizeof(esc) - 1);
+	}
+	/* Slab 2 claimed but never written: no magic, skipped. Slab 3: thread 100 again. */
+	c = tb_slab(&tb, 3, 100, START_MONO + 9000000000ull);
+	put_event(&c, MT_REC_ALLOC, MT_KIND_ARRAY | MT_KIND_ESTIMATED, 0, 0, 0x10, 64,
+		  MT_API_cuArrayCreate_v2, 0);
+	/* Slab 4: a slab header with a wrong magic, and a record: skipped. */
+	c = tb_slab(&tb, 4, 300, 0);
+	put_event(&c, MT_REC_ALLOC, MT_KIND_DEVICE, 0, 0, 0x20, 64, MT_API_cuMemAlloc_v2, 0);
+	tb.buf[HS + 4 * 4096] ^= 1;
+	if (torn) {
+		c = tb_slab(&tb, 3, 100, START_MONO + 9000000000ull);
+		c.pos += 32;
+		struct mt_event e;
+		memset(&e, 0, sizeof(e));
+		e.h = head(MT_REC_FREE, 4, MT_KIND_ARRAY, 0);
+		e.addr = 0x10;
+		put_rec(&c, &e, sizeof(e), 0);
+	}
+	*tb_out = tb;
+}
+
+static void test_decode(void)
+{
+	struct tb tb;
+	struct trace *t;
+	struct trace_iter it;
+	struct trace_rec r;
+	char err[512];
+
+	build_sample(&tb, 0);
+
+	TEST("decode: open") {
+		t = open_tb(&tb, tb.size, err, sizeof(err));
+		CHECK(t != NULL);
+		if (!t) {
+			fprintf(stderr, "%s\n", err);
+			return;
+		}
+		CHECK_EQ_U64(trace_header(t)->pid, 4242);
+		CHECK_EQ_U64(trace_header(t)->run_id, 77);
+		CHECK_EQ_U64(trace_stats(t)->records, 15);
+		CHECK_EQ_U64(trace_stats(t)->events, 4);
+		CHECK_EQ_U64(trace_stats(t)->unknown, 2);
+		CHECK_EQ_U64(trace_stats(t)->slabs, 3);
+		CHECK_EQ_U64(trace_stats(t)->torn, 0);
+		CHECK_EQ_U64(trace_stats(t)->cut_bytes, 0);
+		CHECK(trace_warning(t, 0, err, sizeof(err)) == -1);
+		CHECK(trace_process(t) != NULL);
+	}
+
+	trace_iter_init(&it, t);
+	TEST("decode: process") {
+		struct trace_bytes host, cmdline, exe;
+		const struct mt_process *p;
+
+		CHECK(next(&it, &r) == 1);
+		CHECK_EQ_U64(r.type, MT_REC_PROCESS);
+		CHECK_EQ_U64(r.size, 64);
+		CHECK_EQ_U64(r.tid, 100);
+		CHECK_EQ_U64(r.time_ns, START_MONO + 10);
+		CHECK_EQ_U64(r.offset, HS + 16);
+		CHECK(r.p == trace_process(t));
+		p = r.p;
+		CHECK_EQ_U64(p->pid, 4242);
+		CHECK_EQ_U64(p->rank, 3);
+		CHECK(p->local_rank == -1);
+		CHECK_EQ_U64(p->world_size, 8);
+		trace_process_strings(p, &host, &cmdline, &exe);
+		CHECK(host.len == 5 && !memcmp(host.p, "node1", 5));
+		CHECK(cmdline.len == 6 && !memcmp(cmdline.p, "a\0b c\0", 6));
+		CHECK(exe.len == 6 && !memcmp(exe.p, "/bin/x", 6));
+	}
+	TEST("decode: driver, module, stack") {
+		struct trace_bytes id, path;
+		const struct mt_module *m;
+		const struct mt_stack *s;
+
+		CHECK(next(&it, &r) == 1);
+		CHECK_EQ_U64(r.type, MT_REC_DRIVER);
+		CHECK_EQ_U64(((const struct mt_driver *)r.p)->driver_version, 13000);
+		CHECK(next(&it, &r) == 1);
+		CHECK_EQ_U64(r.type, MT_REC_MODULE);
+		CHECK_EQ_U64(r.time_ns, START_MONO + 17);
+		m = r.p;
+		CHECK_EQ_U64(m->start, 0x7f0000001000);
+		trace_module_strings(m, &id, &path);
+		CHECK(id.len == 2 && !memcmp(id.p, "\xab\xcd", 2));
+		CHECK(path.len == 17 && !memcmp(path.p, "/lib/libcuda.so.1", 17));
+		CHECK(next(&it, &r) == 1);
+		CHECK_EQ_U64(r.type, MT_REC_STACK);
+		s = r.p;
+		CHECK_EQ_U64(s->id, 1);
+		CHECK_EQ_U64(s->depth, 2);
+		CHECK_EQ_U64(s->ips[1], 0x401300);
+	}
+	TEST("decode: events and timebase") {
+		const struct mt_event *e;
+
+		CHECK(next(&it, &r) == 1);
+		CHECK_EQ_U64(r.type, MT_REC_ALLOC);
+		CHECK_EQ_U64(r.time_ns, START_MONO + 60);
+		e = r.p;
+		CHECK_EQ_U64(e->h.a, MT_KIND_DEVICE | MT_KIND_RUNTIME);
+		CHECK_EQ_U64(e->h.b, 0);
+		CHECK_EQ_U64(e->addr, 0x7f1000000000);
+		CHECK_EQ_U64(e->bytes, 1 << 20);
+		CHECK_EQ_U64(e->api, MT_API_cudaMalloc);
+		CHECK_EQ_U64(e->stack_id, 1);
+		CHECK(next(&it, &r) == 1);
+		CHECK_EQ_U64(r.type, MT_REC_TIMEBASE);
+		CHECK_EQ_U64(r.time_ns, START_MONO + 5000000000ull);
+		CHECK(next(&it, &r) == 1);
+		CHECK_EQ_U64(r.type, MT_REC_FREE);
+		CHECK_EQ_U64(r.time_ns, START_MONO + 5000000005ull);
+		CHECK_EQ_U64(((const struct mt_event *)r.p)->h.b, -1);
+	}
+	TEST("decode: second slab, second thread") {
+		const struct mt_event_ex *x;
+
+		CHECK(next(&it, &r) == 1);
+		CHECK_EQ_U64(r.type, MT_REC_ALLOC_EX);
+		CHECK_EQ_U64(r.tid, 200);
+		CHECK_EQ_U64(r.time_ns, START_MONO + 101);
+		CHECK_EQ_U64(r.offset, HS + 4096 + 16);
+		x = r.p;
+		CHECK_EQ_U64(x->x1, 0x5000);
+		CHECK_EQ_U64(x->x2, 0x6000);
+		CHECK(next(&it, &r) == 1);
+		CHECK_EQ_U64(r.type, MT_REC_POOL);
+		CHECK_EQ_U64(r.time_ns, START_MONO + 102);
+		CHECK_EQ_U64(((const struct mt_pool *)r.p)->reserved, 1 << 21);
+		CHECK(next(&it, &r) == 1);
+		CHECK_EQ_U64(r.type, MT_REC_MEMINFO);
+		CHECK_EQ_U64(r.time_ns, START_MONO + 103);
+		CHECK_EQ_U64(((const struct mt_meminfo *)r.p)->total_bytes, 2000);
+	}
+	TEST("decode: unknown types are skipped by size") {
+		CHECK(next(&it, &r) == 1);
+		CHECK_EQ_U64(r.type, 99);
+		CHECK_EQ_U64(r.size, 24);
+		CHECK_EQ_U64(r.time_ns, START_MONO + 100);
+		CHECK(next(&it, &r) == 1);
+		CHECK_EQ_U64(r.type, 100);
+		CHECK_EQ_U64(r.size, 32);
+		CHECK(next(&it, &r) == 1);
+		CHECK_EQ_U64(r.type, MT_REC_NOTE);
+		CHECK_EQ_U64(r.time_ns, START_MONO + 104);
+		struct trace_bytes n = trace_note_text(r.p);
+		CHECK(n.len == 5 && !memcmp(n.p, "hello", 5));
+		CHECK(next(&it, &r) == 1);
+		CHECK_EQ_U64(r.type, MT_REC_NOTE);
+		CHECK_EQ_U64(trace_note_text(r.p).len, 18);
+	}
+	TEST("decode: unwritten slab skipped, later slab read") {
+		CHECK(next(&it, &r) == 1);
+		CHECK_EQ_U64(r.type, MT_REC_ALLOC);
+		CHECK_EQ_U64(r.tid, 100);
+		CHECK_EQ_U64(r.time_ns, START_MONO + 9000000000ull);
+		CHECK_EQ_U64(((const struct mt_event *)r.p)->h.a, MT_KIND_ARRAY | MT_KIND_ESTIMATED);
+		CHECK(next(&it, &r) == 0);
+		CHECK(next(&it, &r) == 0);
+	}
+	TEST("decode: walk twice") {
+		unsigned n = 0;
+
+		trace_iter_init(&it, t);
+		while (next(&it, &r))
+			n++;
+		CHECK_EQ_U64(n, 15);
+	}
+	TEST("decode: same from a buffer") {
+		struct trace *b = trace_open_buffer(tb.buf, tb.size, "mem", err, sizeof(err));
+
+		CHECK(b != NULL);
+		if (b) {
+			CHECK_EQ_U64(trace_stats(b)->records, 15);
+			CHECK_EQ_STR(trace_path(b), "mem");
+			trace_close(b);
+		}
+	}
+	trace_close(t);
+	free(tb.buf);
+}
+
+static void test_damage(void)
+{
+	struct tb tb;
+	struct cursor c;
+	struct trace *t;
+	struct trace_iter it;
+	struct trace_rec r;
+	char err[512], want[512];
+
+	TEST("torn record: loads what is before it, warns once") {
+		tb_init(&tb, 4096, 2);
+		c = tb_slab(&tb, 0, 1, START_MONO);
+		put_event(&c, MT_REC_ALLOC, MT_KIND_DEVICE, 0, 1, 0x100, 10, MT_API_cuMemAlloc_v2, 0);
+		{
+			struct mt_event e;
+			memset(&e, 0, sizeof(e));
+			e.h = head(MT_REC_ALLOC, 4, MT_KIND_DEVICE, 0);
+			e.addr = 0x200;
+			put_rec(&c, &e, sizeof(e), 0);
+		}
+		c = tb_slab(&tb, 1, 2, START_MONO);
+		put_event(&c, MT_REC_FREE, MT_KIND_DEVICE, 0, 1, 0x100, 0, MT_API_cuMemFree_v2, 0);
+		t = open_tb(&tb, tb.size, err, sizeof(err));
+		CHECK(t != NULL);
+		if (t) {
+			CHECK_EQ_U64(trace_stats(t)->records, 2);
+			CHECK_EQ_U64(trace_stats(t)->torn, 1);
+			CHECK(trace_warning(t, 0, err, sizeof(err)) == 0);
+			snprintf(want, sizeof(want),
+				 "'%s': 1 torn record skipped (the process was killed while writing)",
+				 tmp_path());
+			CHECK_EQ_STR(err, want);
+			CHECK(trace_warning(t, 1, err, sizeof(err)) == -1);
+			trace_iter_init(&it, t);
+			CHECK(next(&it, &r) == 1);
+			CHECK_EQ_U64(((const struct mt_event *)r.p)->addr, 0x100);
+			CHECK(next(&it, &r) == 1);
+			CHECK_EQ_U64(r.type, MT_REC_FREE);
+			CHECK(next(&it, &r) == 0);
+			trace_close(t);
+		}
+		free(tb.buf);
+	}
+
+	TEST("truncated: a cut slab loads its whole records") {
+		tb_init(&tb, 4096, 2);
+		c = tb_slab(&tb, 0, 1, START_MONO);
+		put_event(&c, MT_REC_ALLOC, MT_KIND_DEVICE, 0, 1, 0x100, 10, MT_API_cuMemAlloc_v2, 0);
+		c = tb_slab(&tb, 1, 2, START_MONO);
+		put_event(&c, MT_REC_ALLOC, MT_KIND_DEVICE, 0, 2, 0x200, 10, MT_API_cuMemAlloc_v2, 0);
+		put_event(&c, MT_REC_ALLOC, MT_KIND_DEVICE, 0, 3, 0x300, 10, MT_API_cuMemAlloc_v2, 0);
+		/* cut in the middle of the third event */
+		t = open_tb(&tb, HS + 4096 + 16 + 32 + 20, err, sizeof(err));
+		CHECK(t != NULL);
+		if (t) {
+			CHECK_EQ_U64(trace_stats(t)->records, 2);
+			CHECK_EQ_U64(trace_stats(t)->cut_bytes, 68);
+			CHECK_EQ_U64(trace_stats(t)->torn, 0);
+			CHECK(trace_warning(t, 0, err, sizeof(err)) == 0);
+			snprintf(want, sizeof(want), "'%s': truncated: the last slab has 68 of 4096 bytes; "
+				 "loaded the records before the cut", tmp_path());
+			CHECK_EQ_STR(err, want);
+			trace_close(t);
+		}
+		/* cut inside a record head, and inside the slab header */
+		t = open_tb(&tb, HS + 4096 + 16 + 32 + 6, err, sizeof(err));
+		CHECK(t != NULL && trace_stats(t)->records == 2);
+		trace_close(t);
+		t = open_tb(&tb, HS + 4096 + 10, err, sizeof(err));
+		CHECK(t != NULL && trace_stats(t)->records == 1 && trace_stats(t)->slabs == 1);
+		trace_close(t);
+		/* a header and no slab at all: valid, empty */
+		t = open_tb(&tb, HS, err, sizeof(err));
+		CHECK(t != NULL && trace_stats(t)->records == 0 && !trace_stats(t)->truncated);
+		trace_close(t);
+		/* only the 64-byte header: killed before the first slab existed */
+		t = open_tb(&tb, MT_FILE_HEADER_SIZE, err, sizeof(err));
+		CHECK(t != NULL && trace_stats(t)->records == 0 && trace_stats(t)->truncated);
+		if (t) {
+			CHECK(trace_warning(t, 0, err, sizeof(err)) == 0);
+			snprintf(want, sizeof(want), "'%s': truncated before the first slab (64 of 4096 "
+				 "header bytes); no records", tmp_path());
+			CHECK_EQ_STR(err, want);
+		}
+		trace_close(t);
+		free(tb.buf);
+	}
+}
+
+static void test_malformed(void)
+{
+	struct tb tb;
+	struct cursor c;
+	char err[512], want[512];
+	struct trace *t;
+	int e;
+
+	tb_init(&tb, 4096, 1);
+	c = tb_slab(&tb, 0, 1, START_MONO);
+	put_event(&c, MT_REC_ALLOC, MT_KIND_DEVICE, 0, 1, 0x100, 10, MT_API_cuMemAlloc_v2, 0);
+
+	TEST("file header") {
+		struct mt_file_header *h = tb_header(&tb);
+
+		expect_error(&tb, 3, "not a memtrace trace (bad magic)");
+		expect_error(&tb, 40, "truncated trace header (40 of 64 bytes)");
+		h->magic[0] = 'X';
+		expect_error(&tb, tb.size, "not a memtrace trace (bad magic)");
+		h->magic[0] = 'M';
+		h->version = 7;
+		expect_error(&tb, tb.size, "trace format 7 is newer than this memtrace (reads up to 1)");
+		h->version = 0;
+		expect_error(&tb, tb.size, "bad trace format version 0");
+		h->version = 1;
+		h->header_size = 72;
+		expect_error(&tb, tb.size, "bad header size 72 (a multiple of 4096 up to 16777216 expected)");
+		h->header_size = 0;
+		expect_error(&tb, tb.size, "bad header size 0 (a multiple of 4096 up to 16777216 expected)");
+		h->header_size = 64;
+		expect_error(&tb, tb.size, "bad header size 64 (a multiple of 4096 up to 16777216 expected)");
+		h->header_size = 4096;
+		h->slab_size = 12288;
+		expect_error(&tb, tb.size,
+			     "bad slab size 12288 (a power of two from 4096 to 16777216 expected)");
+		h->slab_size = 2048;
+		expect_error(&tb, tb.size,
+			     "bad slab size 2048 (a power of two from 4096 to 16777216 expected)");
+		h->slab_size = 32u << 20;
+		expect_error(&tb, tb.size,
+			     "bad slab size 33554432 (a power of two from 4096 to 16777216 expected)");
+		h->slab_size = 4096;
+	}
+
+	TEST("empty file, directory, missing file, fifo") {
+		write_file("", 0);
+		t = trace_open(tmp_path(), err, sizeof(err));
+		CHECK(t == NULL);
+		snprintf(want, sizeof(want), "'%s': empty file, not a memtrace trace", tmp_path());
+		CHECK_EQ_STR(err, want);
+		t = trace_open("/", err, sizeof(err));
+		e = errno;
+		CHECK(t == NULL);
+		CHECK_EQ_STR(err, "cannot read '/': Is a directory");
+		CHECK_EQ_U64(e, EISDIR);
+		t = trace_open("/nonexistent/trace.bin", err, sizeof(err));
+		e = errno;
+		CHECK(t == NULL);
+		CHECK_EQ_STR(err, "cannot open '/nonexistent/trace.bin': No such file or directory");
+		CHECK_EQ_U64(e, ENOENT);
+		{
+			char fifo[80];
+			snprintf(fifo, sizeof(fifo), "%s.fifo", tmp_path());
+			if (mkfifo(fifo, 0600) == 0) {
+				t = trace_open(fifo, err, sizeof(err));
+				CHECK(t == NULL);
+				snprintf(want, sizeof(want), "cannot read '%s': not a regular file", fifo);
+				CHECK_EQ_STR(err, want);
+				unlink(fifo);
+			}
+		}
+	}
+
+	const size_t rec0 = HS + 16;
+	unsigned char *p = tb.buf + rec0;
+	unsigned char saved[64];
+	memcpy(saved, p, sizeof(saved));
+#define RESTORE() memcpy(p, saved, sizeof(saved))
+
+	TEST("oversized and undersized records") {
+		/* a short record running past the slab end, after a long unknown one */
+		{
+			size_t end = HS + 4096;
+			struct mt_long_head fill = { head(100, 0, 0, 0), (uint32_t)(end - 8 - c.pos) };
+			memcpy(tb.buf + c.pos, &fill, sizeof(fill));
+			memcpy(tb.buf + end - 8, (struct mt_head[]){ head(99, 2, 0, 0) }, 4);
+			snprintf(want, sizeof(want),
+				 "corrupt record at offset %#zx: size 16 runs past the slab end", end - 8);
+			expect_error(&tb, tb.size, want);
+			memset(tb.buf + c.pos, 0, end - c.pos);
+		}
+
+		/* a long record with a huge size */
+		struct mt_long_head lh = { head(MT_REC_NOTE, 0, 0, 0), 0x7ffffff8 };
+		memcpy(p, &lh, sizeof(lh));
+		expect_error(&tb, tb.size, "corrupt record at offset 0x1010: size 2147483640 runs past the slab end");
+		lh.size = 4;
+		memcpy(p, &lh, sizeof(lh));
+		expect_error(&tb, tb.size, "corrupt record at offset 0x1010: bad size 4");
+		lh.size = 20;
+		memcpy(p, &lh, sizeof(lh));
+		expect_error(&tb, tb.size, "corrupt record at offset 0x1010: bad size 20");
+		lh.size = 8;
+		memcpy(p, &lh, sizeof(lh));
+		expect_error(&tb, tb.size, "corrupt note record at offset 0x1010: size 8, at least 16 expected");
+		RESTORE();
+
+		/* an event too small, and one in the long encoding */
+		p[1] = 2;
+		expect_error(&tb, tb.size, "corrupt alloc record at offset 0x1010: size 16, at least 32 expected");
+		p[1] = 0;
+		memcpy(p + 4, (uint32_t[]){ 32 }, 4);
+		expect_error(&tb, tb.size, "corrupt alloc record at offset 0x1010: long size encoding");
+		RESTORE();
+		lh.h = head(MT_REC_PROCESS, 5, 0, 0);
+		memcpy(p, &lh.h, 4);
+		expect_error(&tb, tb.size, "corrupt process record at offset 0x1010: short size encoding");
+		RESTORE();
+
+		/* type 0 with a non-zero head */
+		p[0] = 0;
+		expect_error(&tb, tb.size, "corrupt record at offset 0x1010: type 0");
+		RESTORE();
+	}
+
+	TEST("string and frame lengths past the record") {
+		struct mt_process pr;
+		struct mt_note n;
+		struct { struct mt_stack s; uint64_t ips[2]; } st;
+
+		memset(&pr, 0, sizeof(pr));
+		pr.lh.h = head(MT_REC_PROCESS, 0, 0, 0);
+		pr.lh.size = 48;
+		pr.hostname_len = 4;
+		pr.exe_len = 0xffff;
+		pr.cmdline_len = 0xffffffff;
+		memcpy(p, &pr, sizeof(pr));
+		expect_error(&tb, tb.size, "corrupt process record at offset 0x1010: strings need "
+			     "4295032874 bytes, the record has 48");
+
+		memset(&n, 0, sizeof(n));
+		n.lh.h = head(MT_REC_NOTE, 0, 0, 0);
+		n.lh.size = 24;
+		n.len = 9;
+		memcpy(p, &n, sizeof(n));
+		expect_error(&tb, tb.size, "corrupt note record at offset 0x1010: strings need 25 bytes, "
+			     "the record has 24");
+
+		memset(&st, 0, sizeof(st));
+		st.s.lh.h = head(MT_REC_STACK, 0, 0, 0);
+		st.s.lh.size = 32;
+		st.s.id = 1;
+		st.s.depth = 0x40000000;
+		memcpy(p, &st, sizeof(st));
+		expect_error(&tb, tb.size, "corrupt stack record at offset 0x1010: frames need "
+			     "8589934608 bytes, the record has 32");
+		st.s.depth = 2;
+		st.s.id = 0;
+		memcpy(p, &st, sizeof(st));
+		expect_error(&tb, tb.size, "corrupt stack record at offset 0x1010: id 0");
+		RESTORE();
+
+		struct mt_module m;
+		memset(&m, 0, sizeof(m));
+		m.lh.h = head(MT_REC_MODULE, 0, 0, 0);
+		m.lh.size = 48;
+		m.build_id_len = 20;
+		m.path_len = 1;
+		memcpy(p, &m, sizeof(m));
+		expect_error(&tb, tb.size, "corrupt module record at offset 0x1010: strings need "
+			     "61 bytes, the record has 48");
+		RESTORE();
+	}
+
+	TEST("still valid after the damage is undone") {
+		t = open_tb(&tb, tb.size, err, sizeof(err));
+		CHECK(t != NULL && trace_stats(t)->records == 1);
+		trace_close(t);
+	}
+	free(tb.buf);
+}
+
+/*
+ * Random damage to a valid trace must give a clean open or a clean error,
+ * and every record handed out must lie inside the file (run with ASAN=1 to
+ * catch a stray read).
+ */
+static void test_mutations(void)
+{
+	struct tb tb;
+	struct cursor c;
+	char err[512];
+	unsigned seed = 12345, opened = 0, stray = 0;
+
+	tb_init(&tb, 4096, 3);
+	for (unsigned k = 0; k < 3; k++) {
+		c = tb_slab(&tb, k, k + 1, START_MONO);
+		if (k == 0)
+			put_process(&c);
+		for (unsigned i = 0; i < 20; i++)
+			put_event(&c, MT_REC_ALLOC + i % 2, MT_KIND_DEVICE, 0, i, 0x1000 * i, i, 1, 0);
+	}
+	/* malloc'd to the exact length, so ASAN sees a read past the end */
+	unsigned char *copy = malloc(tb.size);
+
+	TEST("mutations never read out of bounds") {
+		for (unsigned n = 0; n < 20000; n++) {
+			size_t len = tb.size;
+			struct trace *t;
+
+			memcpy(copy, tb.buf, tb.size);
+			for (unsigned j = 0, nj = 1 + (unsigned)rand_r(&seed) % 4; j < nj; j++) {
+				size_t at = (size_t)rand_r(&seed) % tb.size;
+				/* aim at heads and sizes more often than not */
+				if (rand_r(&seed) % 2)
+					at = (at & ~(size_t)7) + rand_r(&seed) % 8;
+				copy[at] = (unsigned char)rand_r(&seed);
+			}
+			if (rand_r(&seed) % 8 == 0)
+				len = (size_t)rand_r(&seed) % tb.size + 1;
+			unsigned char *cut = malloc(len);
+			memcpy(cut, copy, len);
+			t = trace_open_buffer(cut, len, "fuzz", err, sizeof(err));
+			if (!t) {
+				free(cut);
+				continue;
+			}
+			opened++;
+			struct trace_iter it;
+			struct trace_rec r;
+			trace_iter_init(&it, t);
+			while (trace_next(&it, &r)) {
+				const unsigned char *rp = r.p;
+				if (rp < cut + HS || rp + r.size > cut + len)
+					stray++;
+			}
+			trace_close(t);
+			free(cut);
+		}
+		CHECK_EQ_U64(stray, 0);
+		CHECK(opened > 1000);
+	}
+	free(copy);
+	free(tb.buf);
+}
+
+static void test_names(void)
+{
+	TEST("names") {
+		CHECK_EQ_STR(trace_api_name(MT_API_cudaMalloc), "cudaMalloc");
+		CHECK_EQ_STR(trace_api_name(MT_API_cuMemGetInfo_v2), "cuMemGetInfo_v2");
+		CHECK_EQ_STR(trace_api_name(0), "unknown");
+		CHECK(trace_api_name(127) == NULL);
+		CHECK(trace_api_name(100000) == NULL);
+		CHECK_EQ_STR(trace_kind_name(MT_KIND_HOST_REGISTER), "host_register");
+		CHECK_EQ_STR(trace_kind_name(MT_KIND_POOL | MT_KIND_RUNTIME), "pool");
+		CHECK_EQ_STR(trace_kind_name(MT_KIND_ARRAY | MT_KIND_ESTIMATED), "array");
+		CHECK(trace_kind_name(0) == NULL);
+		CHECK(trace_kind_name(13) == NULL);
+		CHECK_EQ_STR(trace_type_name(MT_REC_FREE_EX), "free");
+		CHECK(trace_type_name(0) == NULL);
+		CHECK(trace_type_name(200) == NULL);
+	}
+}
+
+/*
+ * test-analyze-reader --write-sample FILE [torn] [run_id=N] [pid=N]: the
+ * sample trace, for the tNNN cases.
+ */
+static int write_sample(int argc, char **argv)
+{
+	struct tb tb;
+	FILE *f;
+	int torn = 0;
+
+	for (int i = 3; i < argc; i++)
+		torn |= !strcmp(argv[i], "torn");
+	build_sample(&tb, torn);
+	for (int i = 3; i < argc; i++) {
+		if (!strncmp(argv[i], "run_id=", 7))
+			tb_header(&tb)->run_id = strtoull(argv[i] + 7, NULL, 10);
+		else if (!strncmp(argv[i], "pid=", 4))
+			tb_header(&tb)->pid = (uint32_t)strtoul(argv[i] + 4, NULL, 10);
+	}
+	f = fopen(argv[2], "wb");
+	if (!f || fwrite(tb.buf, 1, tb.size, f) != tb.size || fclose(f) != 0) {
+		perror(argv[2]);
+		return 1;
+	}
+	free(tb.buf);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 2 && !strcmp(argv[1], "--write-sample"))
+		return write_sample(argc, argv);
+	test_decode();
+	test_damage();
+	test_malformed();
+	test_mutations();
+	test_names();
+	unlink(tmp_path());
+	return test_report(__FILE__);
+}
