@@ -6,6 +6,7 @@
  * Bad values fall back to the defaults: the traced program must not fail
  * because of a typo in a tracer variable.
  */
+#include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,4 +61,7 @@ void mt_config_load(void)
 	/* MEMTRACE_RUN_ID: written into each header so `memtrace run` finds it */
 	s = getenv("MEMTRACE_RUN_ID");
 	mt_config.run_id = s ? strtoull(s, NULL, 10) : 0;
+	/* MEMTRACE_RESOLVE_LOG: append each wrapped look-up answer (debugging) */
+	s = getenv("MEMTRACE_RESOLVE_LOG");
+	mt_config.resolve_log = s && *s ? open(s, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600) : -1;
 }

@@ -22,6 +22,7 @@
 cudaError_t cudaMallocAsync_ptsz(void **devPtr, size_t size, cudaStream_t hStream);
 cudaError_t cudaFreeAsync_ptsz(void *devPtr, cudaStream_t hStream);
 cudaError_t cudaMallocFromPoolAsync_ptsz(void **ptr, size_t size, cudaMemPool_t memPool, cudaStream_t stream);
+cudaError_t cudaStreamSynchronize_ptsz(cudaStream_t stream);
 
 /* Start a runtime call: returns 1 when this call owns the label. */
 static int label_begin(struct mt_thread *t, int api)
@@ -63,7 +64,8 @@ static int label_end(struct mt_thread *t, int owner)
 	return r; \
 } while (0)
 
-/* Calls that change no bytes by themselves (pool trim): only the label. */
+/* Calls after which pools may give memory back (trim, synchronize): they
+   change no bytes by themselves, only the label for the pool records. */
 #define RT_LABEL(v, ...) do { \
 	struct mt_thread *t = mt_thread(); \
 	int owner = label_begin(t, MT_API_##v); \
@@ -169,6 +171,15 @@ MT_EXPORT cudaError_t cudaIpcOpenMemHandle(void **devPtr, cudaIpcMemHandle_t han
 
 MT_EXPORT cudaError_t cudaIpcCloseMemHandle(void *devPtr)
 { RT_FREE(cudaIpcCloseMemHandle, MT_KIND_FOREIGN, devPtr, devPtr); }
+
+MT_EXPORT cudaError_t cudaStreamSynchronize(cudaStream_t stream)
+{ RT_LABEL(cudaStreamSynchronize, stream); }
+
+MT_EXPORT cudaError_t cudaStreamSynchronize_ptsz(cudaStream_t stream)
+{ RT_LABEL(cudaStreamSynchronize_ptsz, stream); }
+
+MT_EXPORT cudaError_t cudaDeviceSynchronize(void)
+{ RT_LABEL(cudaDeviceSynchronize); }
 
 void *const mt_runtime_wrappers[] = {
 #define MT_RUNTIME_ADDR(name) (void *)&name,

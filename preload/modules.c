@@ -136,6 +136,8 @@ void mt_modules_write(struct mt_thread *t, int force_scan)
 
 	if (!force_scan && !mt_modules_maybe_changed())
 		return;
+	if (!mt_writer_ready(t, mt_now()))
+		return;
 	pthread_mutex_lock(&modules_lock);
 	dl_iterate_phdr(write_module, &s);
 	atomic_store(&seen_adds, s.adds);

@@ -32,6 +32,7 @@ struct mt_config {
 	int depth;              /* MEMTRACE_DEPTH, 0..MT_MAX_DEPTH */
 	uint64_t sample_ns;     /* MEMTRACE_SAMPLE_MS in ns, 0: no periodic */
 	uint64_t run_id;        /* MEMTRACE_RUN_ID */
+	int resolve_log;        /* MEMTRACE_RESOLVE_LOG descriptor, or -1 */
 };
 extern struct mt_config mt_config;
 void mt_config_load(void);
@@ -92,6 +93,10 @@ void *mt_wrapper_of(enum mt_variant v);
 
 /* writer.c */
 int mt_writer_active(void);
+/* Open the file if this is the first record of the process (writing the
+   process and module records first); 0 when nothing can be written.
+   Call it before taking any lock that record writers take. */
+int mt_writer_ready(struct mt_thread *t, uint64_t time);
 /* Space for a record of size bytes (multiple of 8) at time t in the
    thread's slab, its delta in *delta; NULL when nothing can be written. */
 void *mt_writer_reserve(struct mt_thread *t, size_t size, uint64_t time,

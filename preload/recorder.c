@@ -174,8 +174,11 @@ void mt_event(struct mt_thread *t, int type, int kind, int device, int api,
 	      const uint64_t *x)
 {
 	size_t size = x ? sizeof(struct mt_event_ex) : sizeof(struct mt_event);
-	uint32_t stack = mt_stack_capture(t);
 	uint32_t delta;
+
+	if (MT_UNLIKELY(!mt_writer_ready(t, time)))
+		return;
+	uint32_t stack = mt_stack_capture(t);
 
 	if (MT_UNLIKELY(!driver_version_written))
 		write_driver_version(t);
@@ -292,6 +295,8 @@ static void sample_locked(struct mt_thread *t, struct pool_state *p, int api)
 
 void mt_pool_sample(struct mt_thread *t, uint64_t pool, int api)
 {
+	if (!mt_writer_ready(t, mt_now()))
+		return;
 	pthread_mutex_lock(&pools_lock);
 	struct pool_state *p = pool_find(pool, 1);
 	if (p)
@@ -301,7 +306,7 @@ void mt_pool_sample(struct mt_thread *t, uint64_t pool, int api)
 
 void mt_pools_sample_all(struct mt_thread *t, int api)
 {
-	if (!__atomic_load_n(&n_pools, __ATOMIC_RELAXED))
+	if (!__atomic_load_n(&n_pools, __ATOMIC_RELAXED) || !mt_writer_ready(t, mt_now()))
 		return;
 	pthread_mutex_lock(&pools_lock);
 	for (int i = 0; i < n_pools; i++)
@@ -313,6 +318,8 @@ void mt_pools_sample_all(struct mt_thread *t, int api)
    handle starts afresh. */
 void mt_pool_forget(struct mt_thread *t, uint64_t pool, int api)
 {
+	if (!mt_writer_ready(t, mt_now()))
+		return;
 	pthread_mutex_lock(&pools_lock);
 	struct pool_state *p = pool_find(pool, 0);
 	if (p) {

@@ -26,7 +26,9 @@
 #include <cuda.h>
 #include <dlfcn.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include "mt.h"
 
 struct variant_info { const char *name, *base; int version, ptsz; };
@@ -109,6 +111,13 @@ static void wrap_answer(const char *symbol, void **pfn, int version, cuuint64_t 
 		return;
 	mt_real_set((enum mt_variant)v, *pfn);
 	*pfn = mt_wrapper_of((enum mt_variant)v);
+	if (mt_config.resolve_log >= 0) {
+		char line[256];
+		int n = snprintf(line, sizeof line, "wrap %s %d %llu %s\n", symbol, version,
+				 (unsigned long long)flags, variants[v].name);
+		if (n > 0 && n < (int)sizeof line)
+			(void)!write(mt_config.resolve_log, line, (size_t)n);
+	}
 }
 
 /* cuGetProcAddress (CUDA 11.3, 4 arguments). */

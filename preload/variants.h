@@ -81,7 +81,8 @@
 	X(cudaMallocMipmappedArray) X(cudaFreeMipmappedArray) \
 	X(cudaHostRegister) X(cudaHostUnregister) X(cudaMemPoolCreate) \
 	X(cudaMemPoolDestroy) X(cudaMemPoolTrimTo) X(cudaIpcOpenMemHandle) \
-	X(cudaIpcCloseMemHandle)
+	X(cudaIpcCloseMemHandle) X(cudaStreamSynchronize) \
+	X(cudaStreamSynchronize_ptsz) X(cudaDeviceSynchronize)
 
 enum mt_variant {
 #define MT_VARIANT_ENUM(v, base, version, ptsz) MT_V_##v,

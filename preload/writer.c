@@ -234,7 +234,7 @@ static int new_slab(struct mt_thread *t, uint64_t time)
 	return 0;
 }
 
-void *mt_writer_reserve(struct mt_thread *t, size_t size, uint64_t time, uint32_t *delta)
+int mt_writer_ready(struct mt_thread *t, uint64_t time)
 {
 	uint32_t e = atomic_load_explicit(&epoch, memory_order_relaxed);
 
@@ -243,21 +243,26 @@ void *mt_writer_reserve(struct mt_thread *t, size_t size, uint64_t time, uint32_
 		t->tid = (uint32_t)syscall(SYS_gettid);
 		t->slab_pos = t->slab_end = NULL;
 	}
-	if (MT_UNLIKELY(atomic_load_explicit(&state, memory_order_relaxed) != W_OPEN)) {
-		int opened = 0;
-		pthread_mutex_lock(&writer_lock);
-		if (atomic_load(&state) == W_CLOSED && open_file() == 0) {
-			/* Slab 0 is the opener's: the process record comes first. */
-			own_slab(t, atomic_load(&windows[0]), atomic_fetch_add(&next_slab, 1), time);
-			atomic_store(&state, W_OPEN);
-			opened = 1;
-		}
-		pthread_mutex_unlock(&writer_lock);
-		if (atomic_load(&state) != W_OPEN)
-			return NULL;
-		if (opened)
-			mt_on_file_open(t);
+	if (MT_LIKELY(atomic_load_explicit(&state, memory_order_relaxed) == W_OPEN))
+		return 1;
+	int opened = 0;
+	pthread_mutex_lock(&writer_lock);
+	if (atomic_load(&state) == W_CLOSED && open_file() == 0) {
+		/* Slab 0 is the opener's: the process record comes first. */
+		own_slab(t, atomic_load(&windows[0]), atomic_fetch_add(&next_slab, 1), time);
+		atomic_store(&state, W_OPEN);
+		opened = 1;
 	}
+	pthread_mutex_unlock(&writer_lock);
+	if (opened)
+		mt_on_file_open(t);
+	return atomic_load(&state) == W_OPEN;
+}
+
+void *mt_writer_reserve(struct mt_thread *t, size_t size, uint64_t time, uint32_t *delta)
+{
+	if (MT_UNLIKELY(!mt_writer_ready(t, time)))
+		return NULL;
 	/* Room for the record and a possible time base record. */
 	if (MT_UNLIKELY(!t->slab_pos || (size_t)(t->slab_end - t->slab_pos) < size + sizeof(struct mt_timebase))) {
 		if (new_slab(t, time) != 0)

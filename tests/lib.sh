@@ -33,3 +33,54 @@ expect_eq() {
 sim() {
 	LD_LIBRARY_PATH=$SIM${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} SIMCUDA_LOG=${SIMCUDA_LOG:-$T/calls.log} "$@"
 }
+
+# traced CMD... : run CMD on the simulated CUDA under `memtrace run`, trace
+# in $T/trace.bin (override with TRACE=...), call log in $T/calls.log.
+traced() {
+	sim "$MEMTRACE" run -o "${TRACE:-$T/trace.bin}" -- "$@"
+}
+
+# dump_events TRACE: the trace's events, one normalized line each, sorted:
+#   alloc KIND DEV ADDR BYTES RESULT      free ADDR RESULT
+# (frees carry no size or device in a trace: the analyzer pairs them).
+dump_events() {
+	"$MEMTRACE" dump "$1" | awk '
+	$1 == "alloc" || $1 == "free" {
+		delete f
+		for (i = 2; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
+		sub(/,estimated/, "", f["kind"]); sub(/\(runtime\)/, "", f["result"])
+		if ($1 == "alloc") print "alloc", f["kind"], f["dev"], f["addr"], f["bytes"], f["result"]
+		else print "free", f["addr"], f["result"]
+	}' | sort
+}
+
+# log_events LOG [PID]: the simulator call log in the same normal form
+# (pool chunk lines left out: they are compared with pool records).
+log_events() {
+	awk -v pid="${2:-}" '
+	($1 == "alloc" || $1 == "free") {
+		delete f
+		for (i = 2; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
+		if (f["kind"] ~ /^pool_/ || (pid != "" && f["pid"] != pid)) next
+		if ($1 == "alloc") print "alloc", f["kind"], f["dev"], f["addr"], f["size"], f["result"]
+		else print "free", f["addr"], f["result"]
+	}' "$1" | sort
+}
+
+# same_events TRACE LOG [PID]: the trace holds exactly the logged events.
+same_events() {
+	dump_events "$1" >"$T/events.trace"
+	log_events "$2" "${3:-}" >"$T/events.log"
+	diff -u "$T/events.log" "$T/events.trace" >"$T/events.diff" ||
+		fail "trace and simulator log differ:
+$(head -n 30 "$T/events.diff")"
+}
+
+# count PATTERN FILE: number of lines matching an extended regex
+count() { grep -cE "$1" "$2" || true; }
+
+# An awk function hex("0x7f..") for any awk (mawk has no strtonum); exact
+# below 2^53, which user-space addresses are.
+AWK_HEX='function hex(s,  i, v) { v = 0; s = tolower(s); sub(/^0x/, "", s)
+	for (i = 1; i <= length(s); i++) v = v * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1
+	return v }'

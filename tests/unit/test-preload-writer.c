@@ -1,0 +1,172 @@
+/*
+ * test-preload-writer.c - the recorder core without LD_PRELOAD: events go
+ * through mt_event into a real trace file, which this test then parses with
+ * its own minimal reader (independent of analyze/), checking exact values:
+ * header, slab layout, the process record first, event fields, time bases,
+ * slab roll-over, stack interning.
+ */
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "mt.h"
+#include "testhelp.h"
+
+static char *file;
+static size_t file_size;
+
+static void load(const char *path)
+{
+	int fd = open(path, O_RDONLY);
+	struct stat st;
+	free(file);
+	file = NULL;
+	file_size = 0;
+	if (fd < 0 || fstat(fd, &st) != 0)
+		return;
+	file = malloc((size_t)st.st_size + 1);
+	file_size = (size_t)read(fd, file, (size_t)st.st_size);
+	close(fd);
+}
+
+/* Calls fn for every record of every slab, in file order. */
+static int walk(void (*fn)(const struct mt_head *, const char *rec, uint64_t base, void *), void *arg)
+{
+	const struct mt_file_header *h = (const void *)file;
+	int slabs = 0;
+	for (size_t off = h->header_size; off + MT_SLAB_SIZE <= file_size; off += MT_SLAB_SIZE) {
+		const struct mt_slab_header *s = (const void *)(file + off);
+		if (s->magic != MT_SLAB_MAGIC)
+			continue;
+		slabs++;
+		uint64_t base = s->time_base;
+		size_t pos = sizeof *s;
+		while (pos + 8 <= MT_SLAB_SIZE) {
+			const struct mt_head *hd = (const void *)(file + off + pos);
+			if (hd->type == 0)
+				break;
+			size_t size = hd->size8 ? hd->size8 * 8u : ((const struct mt_long_head *)hd)->size;
+			if (hd->type == MT_REC_TIMEBASE)
+				base = ((const struct mt_timebase *)hd)->time_base;
+			fn(hd, (const char *)hd, base, arg);
+			pos += size;
+		}
+	}
+	return slabs;
+}
+
+struct tally { int process, events, stacks, timebases, first_type; uint64_t last_time, bytes_sum; uint32_t stack_ids[8]; };
+
+static void count(const struct mt_head *h, const char *rec, uint64_t base, void *arg)
+{
+	struct tally *t = arg;
+	if (!t->first_type)
+		t->first_type = h->type;
+	if (h->type == MT_REC_PROCESS)
+		t->process++;
+	if (h->type == MT_REC_TIMEBASE)
+		t->timebases++;
+	if (h->type == MT_REC_STACK)
+		t->stacks++;
+	if (h->type == MT_REC_ALLOC || h->type == MT_REC_FREE) {
+		const struct mt_event *e = (const void *)rec;
+		if (t->events < 8)
+			t->stack_ids[t->events] = e->stack_id;
+		t->events++;
+		t->bytes_sum += e->bytes;
+		t->last_time = base + e->time_delta;
+	}
+}
+
+/*
+ * Linked into this test, the recorder's "own frames" are the whole
+ * executable, and up to 16 leading ones are dropped. So two stacks differ
+ * here only by depth: a recursion deeper than 16 frames makes the other.
+ */
+static __attribute__((noinline)) uint32_t site_a(struct mt_thread *t) { return mt_stack_capture(t); }
+static __attribute__((noinline)) uint32_t site_b(struct mt_thread *t, int n)
+{
+	uint32_t id = n ? site_b(t, n - 1) : mt_stack_capture(t);
+	__asm__ volatile("" ::: "memory");   /* no tail call */
+	return id;
+}
+
+int main(void)
+{
+	char dir[] = "/tmp/memtrace-unit.XXXXXX", path[256];
+	struct tally tally = { 0 };
+
+	if (!mkdtemp(dir))
+		return 1;
+	snprintf(path, sizeof path, "%s/w.bin", dir);
+	setenv("MEMTRACE_OUTPUT", path, 1);
+	setenv("MEMTRACE_DEPTH", "0", 1);
+	mt_config_load();
+
+	TEST("events land in a slab after the process record") {
+		struct mt_thread *t = mt_thread();
+		CHECK(t != NULL);
+		uint64_t now = mt_now();
+		mt_event(t, MT_REC_ALLOC, MT_KIND_DEVICE, 0, MT_API_cuMemAlloc_v2, now, 0x1000, 4096, 0, NULL);
+		mt_event(t, MT_REC_ALLOC, MT_KIND_DEVICE, 1, MT_API_cudaMalloc, now + 10, 0x2000, 8192, 0, NULL);
+		mt_event(t, MT_REC_FREE, MT_KIND_DEVICE, -1, MT_API_cuMemFree_v2, now + 20, 0x1000, 0, 0, NULL);
+		/* 5 s later: the 32-bit delta overflows, a time base follows */
+		mt_event(t, MT_REC_ALLOC, MT_KIND_HOST, -1, MT_API_cuMemHostAlloc, now + 5000000000ull, 0x3000, 100, 0, NULL);
+		load(path);
+		CHECK(file_size >= 2 * MT_SLAB_SIZE);
+		const struct mt_file_header *h = (const void *)file;
+		CHECK(memcmp(h->magic, MT_MAGIC, 8) == 0);
+		CHECK_EQ_U64(h->version, MT_FORMAT_VERSION);
+		CHECK_EQ_U64(h->header_size, MT_SLAB_SIZE);
+		CHECK_EQ_U64(h->pid, getpid());
+		CHECK_EQ_U64(walk(count, &tally), 1);
+		CHECK_EQ_U64(tally.first_type, MT_REC_PROCESS);
+		CHECK_EQ_U64(tally.process, 1);
+		CHECK_EQ_U64(tally.events, 4);
+		CHECK_EQ_U64(tally.bytes_sum, 4096 + 8192 + 100);
+		CHECK_EQ_U64(tally.timebases, 1);
+		CHECK_EQ_U64(tally.last_time, now + 5000000000ull);
+		CHECK_EQ_U64(tally.stack_ids[0], 0);
+	}
+
+	TEST("a thread rolls over to new slabs and loses nothing") {
+		struct mt_thread *t = mt_thread();
+		uint64_t now = mt_now();
+		for (int i = 0; i < 5000; i++)
+			mt_event(t, MT_REC_ALLOC, MT_KIND_DEVICE, 0, MT_API_cuMemAlloc_v2, now + (uint64_t)i, 0x10000 + (uint64_t)i, 1, 0, NULL);
+		load(path);
+		memset(&tally, 0, sizeof tally);
+		int slabs = walk(count, &tally);
+		CHECK_EQ_U64(tally.events, 5004);
+		/* 5000 x 32 B do not fit in one 64 KiB slab */
+		CHECK(slabs >= 3);
+	}
+
+	TEST("a stack is interned once; another call site gets another id") {
+		mt_config.depth = 16;
+		struct mt_thread *t = mt_thread();
+		uint32_t a1 = site_a(t), a2 = site_a(t), b = site_b(t, 24);
+		CHECK(a1 != 0);
+		CHECK_EQ_U64(a1, a2);
+		CHECK(b != a1);
+		load(path);
+		memset(&tally, 0, sizeof tally);
+		walk(count, &tally);
+		CHECK_EQ_U64(tally.stacks, 2);
+	}
+
+	TEST("at exit the file is cut after the last slab") {
+		mt_writer_close();
+		struct stat st;
+		CHECK(stat(path, &st) == 0);
+		CHECK_EQ_U64((uint64_t)st.st_size % MT_SLAB_SIZE, 0);
+		CHECK((st.st_mode & 0777) == 0600);
+		load(path);
+		memset(&tally, 0, sizeof tally);
+		walk(count, &tally);
+		CHECK_EQ_U64(tally.events, 5004);
+	}
+	unlink(path);
+	rmdir(dir);
+	return test_report(__FILE__);
+}
