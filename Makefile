@@ -45,6 +45,7 @@ SIMRT_SRC := $(wildcard tests/simcuda/runtime/*.c)
 UNIT_SRC := $(wildcard tests/unit/test-*.c)
 CLIENT_SRC := $(wildcard tests/clients/*.c)
 SAMPLE_SRC := $(wildcard samples/*.c)
+BENCH_SRC := $(wildcard bench/*.c)
 
 obj = $(patsubst %.c,$(B)/obj/%.o,$(filter %.c,$(1))) \
       $(patsubst %.S,$(B)/obj/%.o,$(filter %.S,$(1)))
@@ -60,6 +61,7 @@ SIMRT := $(B)/simcuda/runtime/libcudart.so.13
 UNIT_BIN := $(patsubst tests/unit/%.c,$(B)/tests/unit/%,$(UNIT_SRC))
 CLIENT_BIN := $(patsubst tests/clients/%.c,$(B)/tests/clients/%,$(CLIENT_SRC))
 SAMPLE_BIN := $(patsubst samples/%.c,$(B)/samples/%,$(SAMPLE_SRC))
+BENCH_BIN := $(patsubst bench/%.c,$(B)/bench/%,$(BENCH_SRC))
 
 PRELOAD_LIBS := -lunwind -ldl -lpthread
 ANALYZE_LIBS := -lsqlite3 -ldw -lelf -lm -lpthread
@@ -165,7 +167,13 @@ $(B)/samples/%: samples/%.c $(SIMRT)
 	@$(if $(Q),echo "  CCLD    $@")
 	$(Q)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $< -o $@ -L$(B)/simcuda/runtime -lcudart -lpthread
 
-tests-build: all $(UNIT_BIN) $(CLIENT_BIN) $(SAMPLE_BIN)
+# Benchmark programs run on the simulated driver.
+$(B)/bench/%: bench/%.c $(SIMDRV)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CCLD    $@")
+	$(Q)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $< -o $@ -L$(B)/simcuda/driver -lcuda -lpthread
+
+tests-build: all $(UNIT_BIN) $(CLIENT_BIN) $(SAMPLE_BIN) $(BENCH_BIN)
 
 # --- test, demo, bench ----------------------------------------------------
 test: deps
@@ -177,7 +185,7 @@ demo: deps
 	$(Q)scripts/demo.sh
 
 bench: deps
-	$(Q)$(MAKE) --no-print-directory all $(CLIENT_BIN) $(SAMPLE_BIN)
+	$(Q)$(MAKE) --no-print-directory tests-build
 	$(Q)bench/run.sh
 
 # --- install --------------------------------------------------------------

@@ -95,8 +95,19 @@ void *mt_wrapper_of(enum mt_variant v);
 int mt_writer_active(void);
 /* Open the file if this is the first record of the process (writing the
    process and module records first); 0 when nothing can be written.
-   Call it before taking any lock that record writers take. */
-int mt_writer_ready(struct mt_thread *t, uint64_t time);
+   Call it before taking any lock that record writers take. The fast path
+   (file open, thread state of this epoch) is inline: it runs per event. */
+enum { W_CLOSED, W_OPEN, W_DISABLED, W_CLOSING };
+extern _Atomic int mt_writer_state;
+extern _Atomic uint32_t mt_writer_epoch_now;
+int mt_writer_ready_slow(struct mt_thread *t, uint64_t time);
+static inline int mt_writer_ready(struct mt_thread *t, uint64_t time)
+{
+	if (MT_LIKELY(__atomic_load_n((int *)&mt_writer_state, __ATOMIC_RELAXED) == W_OPEN &&
+		      t->epoch == __atomic_load_n((uint32_t *)&mt_writer_epoch_now, __ATOMIC_RELAXED)))
+		return 1;
+	return mt_writer_ready_slow(t, time);
+}
 /* Space for a record of size bytes (multiple of 8) at time t in the
    thread's slab, its delta in *delta; NULL when nothing can be written. */
 void *mt_writer_reserve(struct mt_thread *t, size_t size, uint64_t time,

@@ -40,11 +40,10 @@
 #define MT_WINDOW_BYTES ((uint64_t)MT_WINDOW_SLABS * MT_SLAB_SIZE)
 #define MT_MAX_WINDOWS (1u << 18)    /* 4 TiB of trace at most */
 
-enum { W_CLOSED, W_OPEN, W_DISABLED, W_CLOSING };
 
 static pthread_mutex_t writer_lock = PTHREAD_MUTEX_INITIALIZER;
-static _Atomic int state = W_CLOSED;
-static _Atomic uint32_t epoch = 1;
+_Atomic int mt_writer_state = W_CLOSED;
+_Atomic uint32_t mt_writer_epoch_now = 1;
 static int fd = -1;
 static dev_t file_dev;
 static ino_t file_ino;
@@ -58,18 +57,18 @@ void mt_on_file_open(struct mt_thread *t);   /* recorder.c */
 
 int mt_writer_active(void)
 {
-	int s = atomic_load_explicit(&state, memory_order_relaxed);
+	int s = atomic_load_explicit(&mt_writer_state, memory_order_relaxed);
 	return s == W_OPEN || s == W_CLOSED;
 }
 
 uint32_t mt_writer_epoch(void)
 {
-	return atomic_load_explicit(&epoch, memory_order_relaxed);
+	return atomic_load_explicit(&mt_writer_epoch_now, memory_order_relaxed);
 }
 
 static void disable(const char *what, int err)
 {
-	atomic_store(&state, W_DISABLED);
+	atomic_store(&mt_writer_state, W_DISABLED);
 	mt_warn_once(&warned, "cannot %s trace '%s': %s; tracing stopped, the program goes on",
 		     what, path[0] ? path : mt_config.output, strerror(err));
 }
@@ -218,12 +217,12 @@ static int new_slab(struct mt_thread *t, uint64_t time)
 	char *base;
 
 	/* Checked after the claim: see mt_writer_close. */
-	if (atomic_load(&state) != W_OPEN)
+	if (atomic_load(&mt_writer_state) != W_OPEN)
 		return -1;
 	base = atomic_load_explicit(&windows[w], memory_order_acquire);
 	if (!base) {
 		pthread_mutex_lock(&writer_lock);
-		while (atomic_load(&state) == W_OPEN && mapped_windows <= w)
+		while (atomic_load(&mt_writer_state) == W_OPEN && mapped_windows <= w)
 			map_window(mapped_windows);
 		pthread_mutex_unlock(&writer_lock);
 		base = atomic_load_explicit(&windows[w], memory_order_acquire);
@@ -234,29 +233,29 @@ static int new_slab(struct mt_thread *t, uint64_t time)
 	return 0;
 }
 
-int mt_writer_ready(struct mt_thread *t, uint64_t time)
+int mt_writer_ready_slow(struct mt_thread *t, uint64_t time)
 {
-	uint32_t e = atomic_load_explicit(&epoch, memory_order_relaxed);
+	uint32_t e = atomic_load_explicit(&mt_writer_epoch_now, memory_order_relaxed);
 
-	if (MT_UNLIKELY(t->epoch != e)) {
+	if (t->epoch != e) {
 		t->epoch = e;
 		t->tid = (uint32_t)syscall(SYS_gettid);
 		t->slab_pos = t->slab_end = NULL;
 	}
-	if (MT_LIKELY(atomic_load_explicit(&state, memory_order_relaxed) == W_OPEN))
+	if (atomic_load_explicit(&mt_writer_state, memory_order_relaxed) == W_OPEN)
 		return 1;
 	int opened = 0;
 	pthread_mutex_lock(&writer_lock);
-	if (atomic_load(&state) == W_CLOSED && open_file() == 0) {
+	if (atomic_load(&mt_writer_state) == W_CLOSED && open_file() == 0) {
 		/* Slab 0 is the opener's: the process record comes first. */
 		own_slab(t, atomic_load(&windows[0]), atomic_fetch_add(&next_slab, 1), time);
-		atomic_store(&state, W_OPEN);
+		atomic_store(&mt_writer_state, W_OPEN);
 		opened = 1;
 	}
 	pthread_mutex_unlock(&writer_lock);
 	if (opened)
 		mt_on_file_open(t);
-	return atomic_load(&state) == W_OPEN;
+	return atomic_load(&mt_writer_state) == W_OPEN;
 }
 
 void *mt_writer_reserve(struct mt_thread *t, size_t size, uint64_t time, uint32_t *delta)
@@ -298,9 +297,9 @@ void mt_writer_fork_child(void)
 	fd = -1;
 	path[0] = 0;
 	atomic_store(&next_slab, 0);
-	atomic_fetch_add(&epoch, 1);
-	if (atomic_load(&state) != W_DISABLED)
-		atomic_store(&state, W_CLOSED);
+	atomic_fetch_add(&mt_writer_epoch_now, 1);
+	if (atomic_load(&mt_writer_state) != W_DISABLED)
+		atomic_store(&mt_writer_state, W_CLOSED);
 }
 
 void mt_writer_atfork_prepare(void) { pthread_mutex_lock(&writer_lock); }
@@ -318,7 +317,7 @@ void mt_writer_close(void)
 	int expected = W_OPEN;
 
 	pthread_mutex_lock(&writer_lock);
-	if (atomic_compare_exchange_strong(&state, &expected, W_CLOSING)) {
+	if (atomic_compare_exchange_strong(&mt_writer_state, &expected, W_CLOSING)) {
 		uint64_t used = atomic_load(&next_slab);
 		if (file_ok())
 			(void)!ftruncate(fd, (off_t)(MT_SLAB_SIZE + used * MT_SLAB_SIZE));
