@@ -136,7 +136,9 @@ $(B)/tests/unit/test-%: tests/unit/test-%.c
 #   drv-*    linked against the (simulated) driver, -lcuda
 #   dl-*     neither: they dlopen what they need
 #   realrt-* linked against the real libcudart.so.13 of CUDA_HOME, found
-#            first through DT_RPATH, over the simulated driver
+#            first through DT_RPATH, over the simulated driver;
+#            realrt-static-* against the real libcudart_static.a, as nvcc
+#            links by default
 $(B)/tests/clients/rt-%: tests/clients/rt-%.c $(SIMRT)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CCLD    $@")
@@ -151,6 +153,13 @@ $(B)/tests/clients/dl-%: tests/clients/dl-%.c
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CCLD    $@")
 	$(Q)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $< -o $@ -ldl -lpthread
+
+$(B)/tests/clients/realrt-static-%: tests/clients/realrt-static-%.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CCLD    $@")
+	$(Q)if [ -e $(CUDA_HOME)/lib64/libcudart_static.a ]; then \
+	  $(CC) $(CPPFLAGS) $(ALL_CFLAGS) $< -o $@ $(CUDA_HOME)/lib64/libcudart_static.a -ldl -lpthread -lrt; \
+	else echo "  (skipped $@: no $(CUDA_HOME)/lib64/libcudart_static.a)"; fi
 
 $(B)/tests/clients/realrt-%: tests/clients/realrt-%.c
 	@mkdir -p $(dir $@)
