@@ -29,6 +29,9 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23      /* Linux 5.14 */
+#endif
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -156,6 +159,10 @@ static int map_window(uint64_t w)
 		disable("map", errno);
 		return -1;
 	}
+	/* One batched write fault for the whole window instead of one fault
+	   per page on the event path, where threads would queue on the page
+	   table lock. Older kernels refuse it: then pages fault in as used. */
+	(void)madvise(p, MT_WINDOW_BYTES, MADV_POPULATE_WRITE);
 	atomic_store_explicit(&windows[w], p, memory_order_release);
 	mapped_windows = w + 1;
 	return 0;
