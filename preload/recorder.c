@@ -275,14 +275,23 @@ static void write_pool(struct mt_thread *t, const struct pool_state *p, int api)
 	mt_writer_commit(r, (struct mt_head){ MT_REC_POOL, sizeof *r / 8, 0, (int8_t)p->device });
 }
 
-/* Read a pool's attributes and write a POOL record if they changed. */
-static void sample_locked(struct mt_thread *t, struct pool_state *p, int api)
+typedef CUresult (*pool_attr_fn)(CUmemoryPool, CUmemPool_attribute, void *);
+
+/* Looked up before pools_lock is taken: the look-up may take the loader
+   lock, and a thread holding that one (in a constructor) may want ours. */
+static pool_attr_fn pool_attr(void)
 {
-	static CUresult (*get)(CUmemoryPool, CUmemPool_attribute, void *);
+	static pool_attr_fn get;
+	if (!get)
+		get = (pool_attr_fn)mt_driver_sym("cuMemPoolGetAttribute");
+	return get;
+}
+
+/* Read a pool's attributes and write a POOL record if they changed. */
+static void sample_locked(struct mt_thread *t, struct pool_state *p, int api, pool_attr_fn get)
+{
 	cuuint64_t reserved, used;
 
-	if (!get && !(get = (CUresult (*)(CUmemoryPool, CUmemPool_attribute, void *))mt_driver_sym("cuMemPoolGetAttribute")))
-		return;
 	if (get((CUmemoryPool)(uintptr_t)p->pool, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, &reserved) != CUDA_SUCCESS ||
 	    get((CUmemoryPool)(uintptr_t)p->pool, CU_MEMPOOL_ATTR_USED_MEM_CURRENT, &used) != CUDA_SUCCESS)
 		return;
@@ -295,22 +304,26 @@ static void sample_locked(struct mt_thread *t, struct pool_state *p, int api)
 
 void mt_pool_sample(struct mt_thread *t, uint64_t pool, int api)
 {
-	if (!mt_writer_ready(t, mt_now()))
+	pool_attr_fn get = pool_attr();
+
+	if (!get || !mt_writer_ready(t, mt_now()))
 		return;
 	pthread_mutex_lock(&pools_lock);
 	struct pool_state *p = pool_find(pool, 1);
 	if (p)
-		sample_locked(t, p, api);
+		sample_locked(t, p, api, get);
 	pthread_mutex_unlock(&pools_lock);
 }
 
 void mt_pools_sample_all(struct mt_thread *t, int api)
 {
-	if (!__atomic_load_n(&n_pools, __ATOMIC_RELAXED) || !mt_writer_ready(t, mt_now()))
+	pool_attr_fn get;
+
+	if (!__atomic_load_n(&n_pools, __ATOMIC_RELAXED) || !(get = pool_attr()) || !mt_writer_ready(t, mt_now()))
 		return;
 	pthread_mutex_lock(&pools_lock);
 	for (int i = 0; i < n_pools; i++)
-		sample_locked(t, &pools[i], api);
+		sample_locked(t, &pools[i], api, get);
 	pthread_mutex_unlock(&pools_lock);
 }
 
