@@ -159,7 +159,7 @@ static void dump_event(const struct trace *t, const struct trace_rec *r)
 		else if (kind == MT_KIND_VMM_MAP && !is_free)
 			printf(" handle=0x%" PRIx64 " offset=%" PRIu64, x->x1, x->x2);
 		else if (kind == MT_KIND_VMM_PHYS)
-			printf(" granularity_bytes=%" PRIu64 " location=%" PRIu64, x->x1, x->x2);
+			printf(" location_type=%" PRIu64 " location_id=%" PRIu64, x->x1, x->x2);
 		else if (kind != MT_KIND_VMM_MAP)
 			printf(" x1=0x%" PRIx64 " x2=0x%" PRIx64, x->x1, x->x2);
 	}

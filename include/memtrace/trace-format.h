@@ -138,7 +138,7 @@ struct mt_event {
  * meaning depends on the kind:
  *   ASYNC:     x1 = stream, x2 = pool (0 if not known)
  *   VMM_MAP:   x1 = handle, x2 = offset into the handle (alloc); free: none
- *   VMM_PHYS:  x1 = granularity-rounded size, x2 = location type
+ *   VMM_PHYS:  x1 = location type (CUmemLocationType), x2 = location id
  */
 struct mt_event_ex {
 	struct mt_event e;
