@@ -81,6 +81,8 @@ enum mt_record_type {
 	MT_REC_TIMEBASE = 10,       /* 16 B: new time base for this slab */
 	MT_REC_DRIVER = 11,         /* 16 B: CUDA driver version */
 	MT_REC_NOTE = 12,           /* long: a warning the recorder emitted */
+	MT_REC_PYCODE = 13,         /* long: a Python code object, first seen */
+	MT_REC_SHM = 14,            /* long: a POSIX shared memory operation */
 };
 
 /* The head of every record; stored last, as one 32-bit release store. */
@@ -230,6 +232,61 @@ struct mt_process {
 	uint16_t exe_len;
 	uint32_t cmdline_len;
 	uint32_t pad;
+};
+
+/*
+ * Python frames inside stacks. A stack's ips may hold, where the
+ * interpreter's evaluation loop was on the native stack, the Python frames it
+ * was running, innermost first, each encoded as
+ *   MT_PYFRAME_TAG | code_id << 24 | instruction offset (24 bits)
+ * A native address never has bit 63 set on the supported platforms. code_id
+ * names an MT_REC_PYCODE record of the same file; the offset is in the
+ * units that record's line table counts (see docs/trace-format.md).
+ */
+#define MT_PYFRAME_TAG (1ull << 63)
+#define MT_PYFRAME_CODE(ip) ((uint32_t)(((ip) & ~MT_PYFRAME_TAG) >> 24))
+#define MT_PYFRAME_OFFSET(ip) ((uint32_t)((ip) & 0xffffffu))
+
+/*
+ * MT_REC_PYCODE (long): what is needed to turn (code object, instruction
+ * offset) into file, function and line later, copied when the recorder first
+ * saw the code object (so a freed and reused code object cannot give a
+ * wrong line). Strings follow the fixed part: filename, qualified name, then
+ * the raw line table bytes of that interpreter version, padded to 8.
+ */
+struct mt_pycode {
+	struct mt_long_head lh;
+	uint32_t id;                /* > 0, unique in the file */
+	int32_t first_line;         /* co_firstlineno */
+	uint16_t py_version;        /* 0xMMmm: 0x030b for 3.11 */
+	uint16_t filename_len;
+	uint16_t name_len;
+	uint16_t pad;
+	uint32_t linetable_len;
+	uint32_t pad2;
+};
+
+/*
+ * MT_REC_SHM (long): a POSIX shared memory operation (shm_open, ftruncate
+ * or fallocate of its descriptor, mmap of it, shm_unlink, close), as used by
+ * PyTorch's DataLoader and torch.multiprocessing for /dev/shm segments.
+ * head.a = enum mt_shm_op. The segment name (for open and unlink) follows.
+ */
+enum mt_shm_op {
+	MT_SHM_OPEN = 1, MT_SHM_TRUNCATE = 2, MT_SHM_MMAP = 3, MT_SHM_UNLINK = 4,
+	MT_SHM_CLOSE = 5, MT_SHM_FALLOCATE = 6, MT_SHM_MUNMAP = 7,
+};
+
+struct mt_shm {
+	struct mt_long_head lh;
+	uint32_t time_delta;
+	uint32_t stack_id;
+	int32_t fd;                 /* -1 when none (unlink) */
+	int32_t flags;              /* open flags, or mmap prot */
+	int32_t err;                /* 0, or the errno of a failed call */
+	uint32_t name_len;
+	uint64_t size;              /* truncate/fallocate size, mmap length */
+	uint64_t addr;              /* mmap/munmap address */
 };
 
 /* MT_REC_NOTE (long): text follows the fixed part (len bytes, no NUL). */
