@@ -168,7 +168,9 @@ static int map_window(uint64_t w)
 	return 0;
 }
 
-static int open_file(void)
+/* The header's start is the first record's time (taken before the file
+   existed), with the wall clock moved back by the same amount. */
+static int open_file(uint64_t first_time)
 {
 	struct mt_file_header h;
 	struct timespec wall, mono;
@@ -191,8 +193,9 @@ static int open_file(void)
 	h.pid = (uint32_t)getpid();
 	clock_gettime(CLOCK_REALTIME, &wall);
 	clock_gettime(CLOCK_MONOTONIC, &mono);
-	h.start_wall_ns = (uint64_t)wall.tv_sec * 1000000000u + (uint64_t)wall.tv_nsec;
-	h.start_mono_ns = (uint64_t)mono.tv_sec * 1000000000u + (uint64_t)mono.tv_nsec;
+	uint64_t mono_now = (uint64_t)mono.tv_sec * 1000000000u + (uint64_t)mono.tv_nsec;
+	h.start_mono_ns = first_time < mono_now ? first_time : mono_now;
+	h.start_wall_ns = (uint64_t)wall.tv_sec * 1000000000u + (uint64_t)wall.tv_nsec - (mono_now - h.start_mono_ns);
 	h.run_id = mt_config.run_id;
 	if (pwrite(fd, &h, sizeof h, 0) != (ssize_t)sizeof h) {
 		disable("write", errno ? errno : EIO);
@@ -253,7 +256,7 @@ int mt_writer_ready_slow(struct mt_thread *t, uint64_t time)
 		return 1;
 	int opened = 0;
 	pthread_mutex_lock(&writer_lock);
-	if (atomic_load(&mt_writer_state) == W_CLOSED && open_file() == 0) {
+	if (atomic_load(&mt_writer_state) == W_CLOSED && open_file(time) == 0) {
 		/* Slab 0 is the opener's: the process record comes first. */
 		own_slab(t, atomic_load(&windows[0]), atomic_fetch_add(&next_slab, 1), time);
 		atomic_store(&mt_writer_state, W_OPEN);
