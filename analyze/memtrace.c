@@ -20,6 +20,8 @@ static const struct command {
 } commands[] = {
 	{ "run", cmd_run, "run a command and record its CUDA memory calls" },
 	{ "dump", cmd_dump, "print every record of a trace, one per line" },
+	{ "report", cmd_report, "load traces into SQLite and report on their GPU memory" },
+	{ "plot", cmd_plot, "draw the memory timeline, address map and top sites" },
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -1,0 +1,634 @@
+/*
+ * db.c - loads a run into SQLite (the schema is docs/schema.md).
+ *
+ * How it works: the analysis pass (account.c) walks the records in time
+ * order and hands each one to this file's sink, so events are inserted in
+ * time order (events.id is that order) with each free already paired with
+ * its allocation (alloc_id, and the allocation's bytes and device). All
+ * rows go in one transaction through prepared statements, with the journal
+ * and fsync off while loading; the indexes are built after. Memory does not
+ * grow with the trace: SQLite's page cache is bounded, and nothing else is
+ * kept per row.
+ *
+ * Reuse: meta.traces lists the traces loaded (path, size, mtime in ns), and
+ * meta.complete is written last. A later run reuses the file only when the
+ * list matches exactly, the load completed, the schema version matches and
+ * the file is newer than every trace; otherwise it is rebuilt.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "db.h"
+
+static const char schema[] =
+	"CREATE TABLE meta(key TEXT PRIMARY KEY, value);\n"
+	"CREATE TABLE traces(id INTEGER PRIMARY KEY, path TEXT, size INTEGER, mtime_ns INTEGER,"
+	" pid INTEGER, start_wall_ns INTEGER, start_mono_ns INTEGER, run_id INTEGER,"
+	" records INTEGER);\n"
+	"CREATE TABLE processes(trace INTEGER PRIMARY KEY, pid INTEGER, ppid INTEGER,"
+	" hostname TEXT, command TEXT, exe TEXT, rank INTEGER, local_rank INTEGER,"
+	" world_size INTEGER, driver_version INTEGER, first_ns INTEGER, last_ns INTEGER);\n"
+	"CREATE TABLE modules(trace INTEGER, start INTEGER, end_ INTEGER,"
+	" base INTEGER, build_id TEXT, path TEXT);\n"
+	"CREATE TABLE frames(trace INTEGER, stack INTEGER, level INTEGER, ip INTEGER,"
+	" PRIMARY KEY(trace, stack, level)) WITHOUT ROWID;\n"
+	"CREATE TABLE events(id INTEGER PRIMARY KEY, trace INTEGER, time_ns INTEGER,"
+	" tid INTEGER, op INTEGER, kind INTEGER, flags INTEGER, device INTEGER, api INTEGER,"
+	" addr INTEGER, bytes INTEGER, result INTEGER, stack INTEGER, alloc_id INTEGER);\n"
+	"CREATE TABLE event_ex(id INTEGER PRIMARY KEY, x1 INTEGER, x2 INTEGER);\n"
+	"CREATE TABLE pools(trace INTEGER, time_ns INTEGER, tid INTEGER, device INTEGER,"
+	" pool INTEGER, reserved INTEGER, used INTEGER, api INTEGER);\n"
+	"CREATE TABLE meminfo(trace INTEGER, time_ns INTEGER, tid INTEGER, device INTEGER,"
+	" free INTEGER, total INTEGER);\n"
+	"CREATE TABLE notes(trace INTEGER, time_ns INTEGER, tid INTEGER, text TEXT);\n"
+	"CREATE TABLE apis(id INTEGER PRIMARY KEY, name TEXT);\n"
+	"CREATE TABLE kinds(id INTEGER PRIMARY KEY, name TEXT);\n"
+	"CREATE TABLE symbols(module TEXT, offset INTEGER, level INTEGER, function TEXT,"
+	" file TEXT, line INTEGER, inlined INTEGER, PRIMARY KEY(module, offset, level))"
+	" WITHOUT ROWID;\n"
+	"CREATE TABLE peaks(trace INTEGER, device INTEGER, host TEXT, time_ns INTEGER,"
+	" reserved INTEGER, allocated INTEGER);\n"
+	"CREATE TABLE stack_frames(trace INTEGER, stack INTEGER, level INTEGER,"
+	" function TEXT, file TEXT, line INTEGER, module TEXT, offset INTEGER,"
+	" PRIMARY KEY(trace, stack, level)) WITHOUT ROWID;\n"
+	"CREATE VIEW ev AS SELECT e.id, e.trace, p.pid, p.rank, e.time_ns, e.tid,"
+	" CASE e.op WHEN 0 THEN 'alloc' ELSE 'free' END AS op, k.name AS kind, e.device,"
+	" a.name AS api, printf('0x%x', e.addr) AS addr, e.bytes, e.result, e.stack,"
+	" e.alloc_id FROM events e LEFT JOIN kinds k ON k.id = e.kind"
+	" LEFT JOIN apis a ON a.id = e.api LEFT JOIN processes p ON p.trace = e.trace;\n"
+	"CREATE VIEW allocations AS SELECT a.id, a.trace, a.time_ns AS alloc_ns,"
+	" f.time_ns AS free_ns, a.kind, a.device, a.addr, a.bytes, a.stack"
+	" FROM events a LEFT JOIN events f ON f.alloc_id = a.id"
+	" WHERE a.op = 0 AND a.result = 0;\n";
+
+static const char indexes[] =
+	"CREATE INDEX events_alloc ON events(alloc_id) WHERE alloc_id IS NOT NULL;\n";
+
+struct db {
+	sqlite3 *h;
+	char *path;
+	sqlite3_stmt *ins_ev, *ins_ex, *ins_pool, *ins_mem, *ins_note;
+	struct an_sink sink;
+	int nproc;
+	int in_tx;
+	char *err;
+	size_t errlen;
+};
+
+static int exec(struct db *d, const char *sql, char *err, size_t errlen)
+{
+	char *msg = NULL;
+
+	if (sqlite3_exec(d->h, sql, NULL, NULL, &msg) != SQLITE_OK) {
+		snprintf(err, errlen, "'%s': %s", d->path, msg ? msg : sqlite3_errmsg(d->h));
+		sqlite3_free(msg);
+		return -1;
+	}
+	return 0;
+}
+
+static int prep(struct db *d, sqlite3_stmt **st, const char *sql, char *err, size_t errlen)
+{
+	if (sqlite3_prepare_v2(d->h, sql, -1, st, NULL) != SQLITE_OK) {
+		snprintf(err, errlen, "'%s': %s", d->path, sqlite3_errmsg(d->h));
+		return -1;
+	}
+	return 0;
+}
+
+static int64_t mtime_ns(const struct stat *st)
+{
+	return (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
+}
+
+/* "path\tsize\tmtime\n" per trace: what meta.traces must equal. */
+static char *trace_list(const char *const *traces, int n)
+{
+	size_t cap = 256, len = 0;
+	char *s = malloc(cap);
+
+	if (!s)
+		return NULL;
+	s[0] = 0;
+	for (int i = 0; i < n; i++) {
+		struct stat st;
+		char line[64];
+		size_t need;
+
+		if (stat(traces[i], &st) != 0)
+			memset(&st, 0, sizeof(st));
+		snprintf(line, sizeof(line), "\t%lld\t%lld\n", (long long)st.st_size,
+			 (long long)mtime_ns(&st));
+		need = len + strlen(traces[i]) + strlen(line) + 1;
+		if (need > cap) {
+			char *n2;
+
+			while (cap < need)
+				cap *= 2;
+			n2 = realloc(s, cap);
+			if (!n2) {
+				free(s);
+				return NULL;
+			}
+			s = n2;
+		}
+		len += (size_t)sprintf(s + len, "%s%s", traces[i], line);
+	}
+	return s;
+}
+
+/* 1 reuse, 0 rebuild, -1 not ours (refuse). */
+static int check_existing(const char *path, const char *list, const char *const *traces, int n)
+{
+	sqlite3 *h;
+	sqlite3_stmt *st;
+	struct stat dst, tst;
+	int ok = 0, ours = 0, complete = 0, schema_ok = 0;
+
+	if (sqlite3_open_v2(path, &h, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+		sqlite3_close(h);
+		return -1;
+	}
+	if (sqlite3_prepare_v2(h, "SELECT key, value FROM meta", -1, &st, NULL) == SQLITE_OK) {
+		while (sqlite3_step(st) == SQLITE_ROW) {
+			const char *k = (const char *)sqlite3_column_text(st, 0);
+			const char *v = (const char *)sqlite3_column_text(st, 1);
+
+			if (!k || !v)
+				continue;
+			if (!strcmp(k, "creator") && !strcmp(v, "memtrace"))
+				ours = 1;
+			else if (!strcmp(k, "traces") && !strcmp(v, list))
+				ok = 1;
+			else if (!strcmp(k, "complete") && !strcmp(v, "1"))
+				complete = 1;
+			else if (!strcmp(k, "schema_version") && atoi(v) == DB_SCHEMA_VERSION)
+				schema_ok = 1;
+		}
+		sqlite3_finalize(st);
+	}
+	sqlite3_close(h);
+	if (!ours)
+		return -1;
+	if (!ok || !complete || !schema_ok || stat(path, &dst) != 0)
+		return 0;
+	for (int i = 0; i < n; i++)
+		if (stat(traces[i], &tst) != 0 || mtime_ns(&tst) >= mtime_ns(&dst))
+			return 0;
+	return 1;
+}
+
+static void bind_bytes_text(sqlite3_stmt *st, int i, struct trace_bytes b)
+{
+	sqlite3_bind_text(st, i, b.p, (int)b.len, SQLITE_TRANSIENT);
+}
+
+/* The command line with its NUL separators turned into spaces. */
+static void bind_cmdline(sqlite3_stmt *st, int i, struct trace_bytes b)
+{
+	char *s = malloc(b.len + 1);
+
+	if (!s) {
+		sqlite3_bind_null(st, i);
+		return;
+	}
+	memcpy(s, b.p, b.len);
+	while (b.len && s[b.len - 1] == 0)
+		b.len--;
+	for (size_t k = 0; k < b.len; k++)
+		if (!s[k])
+			s[k] = ' ';
+	sqlite3_bind_text(st, i, s, (int)b.len, SQLITE_TRANSIENT);
+	free(s);
+}
+
+static int step(struct db *d, sqlite3_stmt *st)
+{
+	int rc = sqlite3_step(st);
+
+	sqlite3_reset(st);
+	if (rc != SQLITE_DONE) {
+		snprintf(d->err, d->errlen, "'%s': %s", d->path, sqlite3_errmsg(d->h));
+		return -1;
+	}
+	return 0;
+}
+
+static int load_static(struct db *d, const char *const *traces, struct trace **t, int n,
+		       struct stream *s, const char *list, char *err, size_t errlen)
+{
+	sqlite3_stmt *st = NULL;
+	int rc = -1;
+
+	if (prep(d, &st, "INSERT INTO meta VALUES (?1, ?2)", err, errlen))
+		return -1;
+	const char *kv[][2] = { { "creator", "memtrace" }, { "memtrace_version", MEMTRACE_VERSION },
+				{ "traces", list } };
+	char sv[16];
+
+	snprintf(sv, sizeof(sv), "%d", DB_SCHEMA_VERSION);
+	for (size_t i = 0; i < 3; i++) {
+		sqlite3_bind_text(st, 1, kv[i][0], -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 2, kv[i][1], -1, SQLITE_STATIC);
+		if (step(d, st))
+			goto out;
+	}
+	sqlite3_bind_text(st, 1, "schema_version", -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, sv, -1, SQLITE_STATIC);
+	if (step(d, st))
+		goto out;
+	sqlite3_finalize(st);
+	st = NULL;
+
+	if (prep(d, &st, "INSERT INTO apis VALUES (?1, ?2)", err, errlen))
+		goto out;
+	for (unsigned i = 0; i < MT_API_MAX; i++) {
+		const char *nm = trace_api_name(i);
+
+		if (!nm)
+			continue;
+		sqlite3_bind_int(st, 1, (int)i);
+		sqlite3_bind_text(st, 2, nm, -1, SQLITE_STATIC);
+		if (step(d, st))
+			goto out;
+	}
+	sqlite3_finalize(st);
+	st = NULL;
+	if (prep(d, &st, "INSERT INTO kinds VALUES (?1, ?2)", err, errlen))
+		goto out;
+	for (unsigned i = 1; i <= MT_KIND_MASK; i++) {
+		const char *nm = trace_kind_name(i);
+
+		if (!nm)
+			continue;
+		sqlite3_bind_int(st, 1, (int)i);
+		sqlite3_bind_text(st, 2, nm, -1, SQLITE_STATIC);
+		if (step(d, st))
+			goto out;
+	}
+	sqlite3_finalize(st);
+	st = NULL;
+
+	if (prep(d, &st, "INSERT INTO traces VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)", err,
+		 errlen))
+		goto out;
+	for (int i = 0; i < n; i++) {
+		const struct mt_file_header *h = trace_header(t[i]);
+		struct stat sb;
+
+		if (stat(traces[i], &sb) != 0)
+			memset(&sb, 0, sizeof(sb));
+		sqlite3_bind_int(st, 1, i + 1);
+		sqlite3_bind_text(st, 2, traces[i], -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 3, (sqlite3_int64)sb.st_size);
+		sqlite3_bind_int64(st, 4, mtime_ns(&sb));
+		sqlite3_bind_int64(st, 5, h->pid);
+		sqlite3_bind_int64(st, 6, (sqlite3_int64)h->start_wall_ns);
+		sqlite3_bind_int64(st, 7, (sqlite3_int64)h->start_mono_ns);
+		sqlite3_bind_int64(st, 8, (sqlite3_int64)h->run_id);
+		sqlite3_bind_int64(st, 9, (sqlite3_int64)trace_stats(t[i])->records);
+		if (step(d, st))
+			goto out;
+	}
+	sqlite3_finalize(st);
+	st = NULL;
+
+	if (prep(d, &st, "INSERT INTO processes VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10,"
+		 " ?11, ?12)", err, errlen))
+		goto out;
+	for (int i = 0; i < n; i++) {
+		const struct sproc *p = stream_proc(s, i);
+		struct trace_bytes host = { "", 0 }, cmd = { "", 0 }, exe = { "", 0 };
+
+		sqlite3_bind_int(st, 1, i + 1);
+		if (p->process) {
+			trace_process_strings(p->process, &host, &cmd, &exe);
+			sqlite3_bind_int64(st, 2, p->process->pid);
+			sqlite3_bind_int64(st, 3, p->process->ppid);
+			sqlite3_bind_int(st, 7, p->process->rank);
+			sqlite3_bind_int(st, 8, p->process->local_rank);
+			sqlite3_bind_int(st, 9, p->process->world_size);
+		} else {
+			sqlite3_bind_int64(st, 2, trace_header(t[i])->pid);
+			for (int k = 3; k <= 9; k++)
+				sqlite3_bind_null(st, k);
+		}
+		bind_bytes_text(st, 4, host);
+		bind_cmdline(st, 5, cmd);
+		bind_bytes_text(st, 6, exe);
+		sqlite3_bind_int(st, 10, p->driver_version);
+		sqlite3_bind_int64(st, 11, (sqlite3_int64)p->first_t);
+		sqlite3_bind_int64(st, 12, (sqlite3_int64)p->last_t);
+		if (step(d, st))
+			goto out;
+	}
+	sqlite3_finalize(st);
+	st = NULL;
+
+	if (prep(d, &st, "INSERT INTO modules VALUES (?1, ?2, ?3, ?4, ?5, ?6)", err, errlen))
+		goto out;
+	for (int i = 0; i < n; i++) {
+		const struct sproc *p = stream_proc(s, i);
+
+		for (uint32_t k = 0; k < p->nmodules; k++) {
+			const struct mt_module *m = p->modules[k];
+			struct trace_bytes id, path;
+			char hex[2 * 64 + 1];
+
+			trace_module_strings(m, &id, &path);
+			hex[0] = 0;
+			for (size_t j = 0; j < id.len && j < 64; j++)
+				snprintf(hex + 2 * j, 3, "%02x", (unsigned char)id.p[j]);
+			sqlite3_bind_int(st, 1, i + 1);
+			sqlite3_bind_int64(st, 2, (sqlite3_int64)m->start);
+			sqlite3_bind_int64(st, 3, (sqlite3_int64)m->end);
+			sqlite3_bind_int64(st, 4, (sqlite3_int64)m->base);
+			sqlite3_bind_text(st, 5, hex, -1, SQLITE_TRANSIENT);
+			bind_bytes_text(st, 6, path);
+			if (step(d, st))
+				goto out;
+		}
+	}
+	sqlite3_finalize(st);
+	st = NULL;
+
+	if (prep(d, &st, "INSERT OR IGNORE INTO frames VALUES (?1, ?2, ?3, ?4)", err, errlen))
+		goto out;
+	for (int i = 0; i < n; i++) {
+		const struct sproc *p = stream_proc(s, i);
+
+		for (uint32_t id = 0; id < p->nstacks; id++) {
+			const struct mt_stack *sk = p->stacks[id];
+
+			for (uint32_t k = 0; sk && k < sk->depth; k++) {
+				sqlite3_bind_int(st, 1, i + 1);
+				sqlite3_bind_int64(st, 2, id);
+				sqlite3_bind_int(st, 3, (int)k);
+				sqlite3_bind_int64(st, 4, (sqlite3_int64)sk->ips[k]);
+				if (step(d, st))
+					goto out;
+			}
+		}
+	}
+	rc = 0;
+out:
+	sqlite3_finalize(st);
+	return rc;
+}
+
+static int sink_record(void *ctx, const struct srec *r, uint64_t seq, uint64_t alloc_seq,
+		       uint64_t bytes, int dev)
+{
+	struct db *d = ctx;
+	sqlite3_stmt *st;
+
+	switch (r->rec.type) {
+	case MT_REC_ALLOC: case MT_REC_FREE: case MT_REC_ALLOC_EX: case MT_REC_FREE_EX: {
+		const struct mt_event *e = r->rec.p;
+		int is_free = r->rec.type == MT_REC_FREE || r->rec.type == MT_REC_FREE_EX;
+
+		st = d->ins_ev;
+		sqlite3_bind_int64(st, 1, (sqlite3_int64)seq);
+		sqlite3_bind_int(st, 2, r->proc + 1);
+		sqlite3_bind_int64(st, 3, (sqlite3_int64)r->t);
+		sqlite3_bind_int64(st, 4, r->rec.tid);
+		sqlite3_bind_int(st, 5, is_free);
+		sqlite3_bind_int(st, 6, e->h.a & MT_KIND_MASK);
+		sqlite3_bind_int(st, 7, e->h.a & ~MT_KIND_MASK);
+		sqlite3_bind_int(st, 8, is_free ? dev : e->h.b);
+		sqlite3_bind_int(st, 9, e->api);
+		sqlite3_bind_int64(st, 10, (sqlite3_int64)e->addr);
+		sqlite3_bind_int64(st, 11, (sqlite3_int64)(is_free && !e->bytes ? bytes : e->bytes));
+		sqlite3_bind_int(st, 12, e->result);
+		sqlite3_bind_int64(st, 13, e->stack_id);
+		if (alloc_seq)
+			sqlite3_bind_int64(st, 14, (sqlite3_int64)alloc_seq);
+		else
+			sqlite3_bind_null(st, 14);
+		if (step(d, st))
+			return -1;
+		if (r->rec.type == MT_REC_ALLOC_EX || r->rec.type == MT_REC_FREE_EX) {
+			const struct mt_event_ex *x = r->rec.p;
+
+			sqlite3_bind_int64(d->ins_ex, 1, (sqlite3_int64)seq);
+			sqlite3_bind_int64(d->ins_ex, 2, (sqlite3_int64)x->x1);
+			sqlite3_bind_int64(d->ins_ex, 3, (sqlite3_int64)x->x2);
+			return step(d, d->ins_ex);
+		}
+		return 0;
+	}
+	case MT_REC_POOL: {
+		const struct mt_pool *p = r->rec.p;
+
+		st = d->ins_pool;
+		sqlite3_bind_int(st, 1, r->proc + 1);
+		sqlite3_bind_int64(st, 2, (sqlite3_int64)r->t);
+		sqlite3_bind_int64(st, 3, r->rec.tid);
+		sqlite3_bind_int(st, 4, p->h.b);
+		sqlite3_bind_int64(st, 5, (sqlite3_int64)p->pool);
+		sqlite3_bind_int64(st, 6, (sqlite3_int64)p->reserved);
+		sqlite3_bind_int64(st, 7, (sqlite3_int64)p->used);
+		sqlite3_bind_int(st, 8, p->api);
+		return step(d, st);
+	}
+	case MT_REC_MEMINFO: {
+		const struct mt_meminfo *m = r->rec.p;
+
+		st = d->ins_mem;
+		sqlite3_bind_int(st, 1, r->proc + 1);
+		sqlite3_bind_int64(st, 2, (sqlite3_int64)r->t);
+		sqlite3_bind_int64(st, 3, r->rec.tid);
+		sqlite3_bind_int(st, 4, m->h.b);
+		sqlite3_bind_int64(st, 5, (sqlite3_int64)m->free_bytes);
+		sqlite3_bind_int64(st, 6, (sqlite3_int64)m->total_bytes);
+		return step(d, st);
+	}
+	case MT_REC_NOTE: {
+		struct trace_bytes txt = trace_note_text(r->rec.p);
+
+		st = d->ins_note;
+		sqlite3_bind_int(st, 1, r->proc + 1);
+		sqlite3_bind_int64(st, 2, (sqlite3_int64)r->t);
+		sqlite3_bind_int64(st, 3, r->rec.tid);
+		bind_bytes_text(st, 4, txt);
+		return step(d, st);
+	}
+	default:
+		return 0;
+	}
+}
+
+struct db *db_open(const char *path, const char *const *traces, struct trace **t, int n,
+		   struct stream *s, int *fresh, char *err, size_t errlen)
+{
+	struct db *d = calloc(1, sizeof(*d));
+	char *list = trace_list(traces, n);
+	int ex;
+
+	if (!d || !list || !(d->path = strdup(path))) {
+		snprintf(err, errlen, "out of memory");
+		goto fail;
+	}
+	d->err = err;
+	d->errlen = errlen;
+	*fresh = 1;
+	if (access(path, F_OK) == 0) {
+		ex = check_existing(path, list, traces, n);
+		if (ex < 0) {
+			snprintf(err, errlen, "'%s' exists and is not a memtrace database; "
+				 "remove it or choose another with --db", path);
+			goto fail;
+		}
+		if (ex == 1) {
+			*fresh = 0;
+		} else if (unlink(path) != 0) {
+			snprintf(err, errlen, "cannot replace '%s': %s", path, strerror(errno));
+			goto fail;
+		}
+	}
+	if (sqlite3_open_v2(path, &d->h, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
+			    SQLITE_OPEN_NOMUTEX, NULL) !=
+	    SQLITE_OK) {
+		snprintf(err, errlen, "cannot open '%s': %s", path,
+			 d->h ? sqlite3_errmsg(d->h) : "out of memory");
+		goto fail;
+	}
+	if (exec(d, "PRAGMA cache_size=-16384", err, errlen))
+		goto fail;
+	if (!*fresh) {
+		free(list);
+		return d;
+	}
+	if (exec(d, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA page_size=16384;",
+		 err, errlen) || exec(d, schema, err, errlen) || exec(d, "BEGIN", err, errlen))
+		goto fail;
+	d->in_tx = 1;
+	if (load_static(d, traces, t, n, s, list, err, errlen) ||
+	    prep(d, &d->ins_ev, "INSERT INTO events VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9,"
+		 " ?10, ?11, ?12, ?13, ?14)", err, errlen) ||
+	    prep(d, &d->ins_ex, "INSERT INTO event_ex VALUES (?1, ?2, ?3)", err, errlen) ||
+	    prep(d, &d->ins_pool, "INSERT INTO pools VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)", err,
+		 errlen) ||
+	    prep(d, &d->ins_mem, "INSERT INTO meminfo VALUES (?1, ?2, ?3, ?4, ?5, ?6)", err, errlen) ||
+	    prep(d, &d->ins_note, "INSERT INTO notes VALUES (?1, ?2, ?3, ?4)", err, errlen))
+		goto fail;
+	d->sink.ctx = d;
+	d->sink.record = sink_record;
+	free(list);
+	return d;
+fail:
+	free(list);
+	db_close(d);
+	return NULL;
+}
+
+struct an_sink *db_sink(struct db *d)
+{
+	return d->in_tx ? &d->sink : NULL;
+}
+
+sqlite3 *db_handle(struct db *d)
+{
+	return d->h;
+}
+
+int db_finish(struct db *d, char *err, size_t errlen)
+{
+	if (!d->in_tx)
+		return 0;
+	if (exec(d, "COMMIT", err, errlen))
+		return -1;
+	d->in_tx = 0;
+	if (exec(d, indexes, err, errlen) ||
+	    exec(d, "INSERT INTO meta VALUES ('complete', '1')", err, errlen))
+		return -1;
+	return 0;
+}
+
+static void save_stack(struct db *d, sqlite3_stmt *st, struct symbols *sy,
+		       const struct analysis *a, int proc, uint32_t stack)
+{
+	const struct sym_stack *ss = sym_stack(sy, a->s, proc, stack);
+
+	for (int i = 0; ss && i < ss->nframes; i++) {
+		const struct sym_frame *f = &ss->frames[i];
+
+		sqlite3_bind_int(st, 1, proc + 1);
+		sqlite3_bind_int64(st, 2, stack);
+		sqlite3_bind_int(st, 3, i);
+		sqlite3_bind_text(st, 4, f->function, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 5, f->file, -1, SQLITE_STATIC);
+		sqlite3_bind_int(st, 6, f->line);
+		sqlite3_bind_text(st, 7, f->module, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 8, (sqlite3_int64)f->offset);
+		sqlite3_step(st);
+		sqlite3_reset(st);
+	}
+	(void)d;
+}
+
+int db_save_results(struct db *d, const struct analysis *a, struct symbols *sy, char *err,
+		    size_t errlen)
+{
+	sqlite3_stmt *st = NULL;
+	int rc = -1;
+
+	if (exec(d, "BEGIN; DELETE FROM peaks; DELETE FROM stack_frames;", err, errlen))
+		return -1;
+	if (prep(d, &st, "INSERT INTO peaks VALUES (?1, ?2, ?3, ?4, ?5, ?6)", err, errlen))
+		goto out;
+	for (int i = 0; i < a->ndevs; i++) {
+		const struct an_dev *v = &a->devs[i];
+		const char *h;
+		size_t hl;
+
+		if (!v->peak.reserved)
+			continue;
+		if (v->proc >= 0)
+			sqlite3_bind_int(st, 1, v->proc + 1);
+		else
+			sqlite3_bind_null(st, 1);
+		sqlite3_bind_int(st, 2, v->dev);
+		an_hostname(a, v->proc >= 0 ? v->proc : a->devs[i].host_proc, &h, &hl);
+		sqlite3_bind_text(st, 3, h, (int)hl, SQLITE_TRANSIENT);
+		sqlite3_bind_int64(st, 4, (sqlite3_int64)v->peak.time);
+		sqlite3_bind_int64(st, 5, (sqlite3_int64)v->peak.reserved);
+		sqlite3_bind_int64(st, 6, (sqlite3_int64)v->peak.allocated);
+		if (step(d, st))
+			goto out;
+	}
+	sqlite3_finalize(st);
+	st = NULL;
+	if (prep(d, &st, "INSERT OR IGNORE INTO stack_frames VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+		 err, errlen))
+		goto out;
+	for (uint32_t i = 0; i < a->nsites; i++)
+		if (a->sites[i].shown)
+			save_stack(d, st, sy, a, a->sites[i].proc, a->sites[i].stack);
+	rc = exec(d, "COMMIT", err, errlen);
+out:
+	sqlite3_finalize(st);
+	if (rc)
+		sqlite3_exec(d->h, "ROLLBACK", NULL, NULL, NULL);
+	return rc;
+}
+
+void db_close(struct db *d)
+{
+	if (!d)
+		return;
+	sqlite3_finalize(d->ins_ev);
+	sqlite3_finalize(d->ins_ex);
+	sqlite3_finalize(d->ins_pool);
+	sqlite3_finalize(d->ins_mem);
+	sqlite3_finalize(d->ins_note);
+	if (d->h)
+		sqlite3_close(d->h);
+	free(d->path);
+	free(d);
+}

@@ -1,0 +1,53 @@
+#!/bin/sh
+# bench/report-bench.sh [EVENTS...] - throughput and memory of `memtrace
+# report`: records traces of about 1 M and 10 M events (rt-threads, 4
+# threads of cudaMalloc/cudaFree pairs, on the simulated CUDA, with
+# MEMTRACE_DEPTH=4) and times a report from scratch (load into SQLite plus
+# analysis), a report reusing the database, and a report without one,
+# with /usr/bin/time -v for the peak resident memory. Prints one line per
+# run: events, seconds, events per second, peak RSS.
+#   make tests-build && bench/report-bench.sh            (1 M and 10 M)
+#   bench/report-bench.sh 200000                         (one size)
+# Needs about 330 MB of disk per 10 M events (trace) and as much for the
+# database; the directory is BENCH_DIR (default: a temporary one).
+set -u
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+B=$ROOT/build
+M=$B/memtrace
+SIM=$B/simcuda/driver:$B/simcuda/runtime
+TIME=/usr/bin/time
+[ -x "$M" ] && [ -x "$B/tests/clients/rt-threads" ] || { echo "build first: make tests-build" >&2; exit 1; }
+[ -x "$TIME" ] || { echo "needs /usr/bin/time (apt-get install time)" >&2; exit 1; }
+D=${BENCH_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/memtrace-bench.XXXXXX")}
+mkdir -p "$D"
+[ $# -gt 0 ] || set -- 1000000 10000000
+
+# measure LABEL EVENTS CMD...: one line of figures
+measure() {
+	label=$1 n=$2
+	shift 2
+	"$TIME" -v "$@" >/dev/null 2>"$D/time.txt" || { echo "$label: failed:" >&2; tail -5 "$D/time.txt" >&2; return 1; }
+	s=$(sed -n 's/.*Elapsed (wall clock) time (h:mm:ss or m:ss): //p' "$D/time.txt" |
+		awk -F: '{ t = 0; for (i = 1; i <= NF; i++) t = t * 60 + $i; print t }')
+	kb=$(sed -n 's/.*Maximum resident set size (kbytes): //p' "$D/time.txt")
+	awk -v l="$label" -v n="$n" -v s="$s" -v kb="$kb" 'BEGIN {
+		printf "%-28s %10d events %8.2f s %10.0f events/s %7.1f MB peak RSS\n", l, n, s, (s > 0 ? n / s : 0), kb / 1024 }'
+}
+
+for n in "$@"; do
+	pairs=$((n / 8))
+	tr=$D/threads-$n.bin
+	if [ ! -s "$tr" ]; then
+		LD_LIBRARY_PATH=$SIM MEMTRACE_DEPTH=4 "$M" run -o "$tr" -- "$B/tests/clients/rt-threads" 4 "$pairs" \
+			>/dev/null 2>"$D/run.err" || { cat "$D/run.err" >&2; exit 1; }
+	fi
+	ev=$(LD_LIBRARY_PATH= "$M" report --no-db --json "$tr" | sed -n 's/^    "total": \([0-9]*\),$/\1/p')
+	echo "trace $tr: $ev events, $(du -h "$tr" | cut -f1)"
+	rm -f "$tr.db"
+	measure "report, load + analysis" "$ev" "$M" report "$tr"
+	measure "report, database reused" "$ev" "$M" report "$tr"
+	measure "report --no-db" "$ev" "$M" report --no-db "$tr"
+	echo "database: $(du -h "$tr.db" | cut -f1)"
+	rm -f "$tr.db"
+done
+[ -n "${BENCH_DIR:-}" ] || rm -rf "$D"

@@ -1,0 +1,33 @@
+# addrmap.gp - the address-space map of one device: each allocation is a box
+# from its allocation to its free (x) over its address range (y). Large
+# empty address ranges are squeezed out (the y axis shows the compacted
+# offset in MiB), so gaps between boxes are real free space: this is how
+# fragmentation looks. Boxes are at least 1/500 of the run wide, to stay visible.
+#
+#   gnuplot -c scripts/addrmap.gp DATA.tsv OUT.png [TITLE]
+#
+# DATA.tsv: t_alloc_s t_free_s y_lo_MiB y_hi_MiB process
+data = ARG1
+out = ARG2
+title = (ARGC >= 3) ? ARG3 : "address space over time"
+if (out[strlen(out)-2:] eq "svg") { set terminal svg size 1100,600 dynamic font "sans,11" } \
+else { set terminal pngcairo size 1100,600 font "sans,10" }
+set output out
+set datafile separator "\t"
+stats data using 1 nooutput
+# short runs read better in milliseconds
+if (STATS_max < 1) { ts = 1000; tunit = "ms" } else { ts = 1; tunit = "s" }
+set title title
+set xlabel "time since start (".tunit.")"
+set ylabel "address (MiB, empty ranges squeezed out)"
+set grid lc rgb "#eeeeee"
+set key off
+stats data using 3 nooutput
+# many small boxes: borders would paint them black
+if (STATS_records > 200) { set style fill solid 1.0 noborder } \
+else { set style fill solid 0.6 border lc rgb "#333333" }
+set palette defined (0 "#4a7ebb", 1 "#2ca02c", 2 "#ff7f0e", 3 "#9467bd", 4 "#8c564b", 5 "#d62728")
+set cbrange [0:5]
+unset colorbox
+# neighbours get different colours, so that touching boxes stay apart
+plot data using (($1+$2)/2*ts):(($3+$4)/2):($1*ts):($2*ts):3:4:(int($0) % 6) with boxxyerror lc palette

@@ -1,0 +1,26 @@
+# sites.gp - the sites holding the most memory of one device at its peak,
+# as horizontal bars, largest on top.
+#
+#   gnuplot -c scripts/sites.gp DATA.tsv OUT.png [TITLE]
+#
+# DATA.tsv: label MiB (largest first)
+data = ARG1
+out = ARG2
+title = (ARGC >= 3) ? ARG3 : "top sites at the peak"
+set datafile separator "\t"
+stats data using 2 nooutput
+n = STATS_records
+if (out[strlen(out)-2:] eq "svg") { set terminal svg size 1100,(150 + 40 * n) dynamic font "sans,11" } \
+else { set terminal pngcairo size 1100,(150 + 40 * n) font "sans,10" }
+set output out
+set title title
+set xlabel "MiB live at the peak"
+set datafile separator "\t"
+set style fill solid 0.7 noborder
+set yrange [n - 0.5:-0.5]
+set xrange [0:STATS_max * 1.25]
+set lmargin 58
+set grid xtics lc rgb "#dddddd"
+set key off
+plot data using ($2/2):0:($2/2):(0.35):ytic(1) with boxxyerror lc rgb "#4a7ebb", \
+     data using 2:0:(sprintf(" %.1f", $2)) with labels left
