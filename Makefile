@@ -135,6 +135,8 @@ $(B)/tests/unit/test-%: tests/unit/test-%.c
 #   rt-*     linked against the (simulated) shared runtime, -lcudart
 #   drv-*    linked against the (simulated) driver, -lcuda
 #   dl-*     neither: they dlopen what they need
+#   lib-*    shared libraries over the (simulated) runtime, loaded by the
+#            Python clients (tests/clients/py-*.py) with ctypes
 #   realrt-* linked against the real libcudart.so.13 of CUDA_HOME, found
 #            first through DT_RPATH, over the simulated driver;
 #            realrt-static-* against the real libcudart_static.a, as nvcc
@@ -143,6 +145,11 @@ $(B)/tests/clients/rt-%: tests/clients/rt-%.c $(SIMRT)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CCLD    $@")
 	$(Q)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $< -o $@ -L$(B)/simcuda/runtime -lcudart -lpthread
+
+$(B)/tests/clients/lib-%: tests/clients/lib-%.c $(SIMRT)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CCLD    $@")
+	$(Q)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -fPIC -shared $< -o $@ -L$(B)/simcuda/runtime -lcudart -lpthread
 
 $(B)/tests/clients/drv-%: tests/clients/drv-%.c $(SIMDRV)
 	@mkdir -p $(dir $@)
@@ -190,12 +197,46 @@ test: deps
 	$(Q)tests/run.sh
 
 demo: deps
-	$(Q)$(MAKE) --no-print-directory all $(SAMPLE_BIN)
+	$(Q)$(MAKE) -s --no-print-directory all $(SAMPLE_BIN)
 	$(Q)scripts/demo.sh
 
 bench: deps
 	$(Q)$(MAKE) --no-print-directory tests-build
 	$(Q)bench/run.sh
+
+# --- fuzz -----------------------------------------------------------------
+# make fuzz [FUZZ_SECONDS=600]: builds build/fuzz/fuzz-trace, a libFuzzer
+# target over the trace reader and every command that reads a trace (the
+# whole analyzer but main, compiled by clang with ASan and UBSan), and runs
+# it for FUZZ_SECONDS on the seeds of tests/fuzz/corpus/. New inputs go to
+# build/fuzz/corpus/, crashes to build/fuzz/crash-*; rerun one with
+# build/fuzz/fuzz-trace FILE. Needs clang with libFuzzer (Debian: clang).
+FUZZ_CC ?= clang
+FUZZ_SECONDS ?= 600
+FUZZ_ARGS ?=
+FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+FUZZ_SRC := $(filter-out $(ANALYZE_MAIN),$(ANALYZE_SRC))
+FUZZ_OBJ := $(patsubst %.c,$(B)/fuzz/obj/%.o,$(FUZZ_SRC))
+FUZZ_DEPS := $(wildcard analyze/*.h include/memtrace/*.h)
+
+$(B)/fuzz/obj/%.o: %.c $(FUZZ_DEPS)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  FUZZCC  $<")
+	$(Q)$(FUZZ_CC) $(CPPFLAGS) -std=gnu11 $(WARN) -O1 -g -fsanitize=fuzzer-no-link $(FUZZ_SAN) -c $< -o $@
+
+$(B)/fuzz/fuzz-trace: tests/fuzz/fuzz-trace.c $(FUZZ_OBJ) $(FUZZ_DEPS)
+	@$(if $(Q),echo "  FUZZLD  $@")
+	$(Q)$(FUZZ_CC) $(CPPFLAGS) -std=gnu11 $(WARN) -O1 -g -Ianalyze -fsanitize=fuzzer $(FUZZ_SAN) \
+	  tests/fuzz/fuzz-trace.c $(FUZZ_OBJ) -o $@ $(ANALYZE_LIBS)
+
+fuzz:
+	$(Q)printf 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return 0; }\n' | \
+	  $(FUZZ_CC) -fsanitize=fuzzer -x c - -o /dev/null 2>/dev/null || \
+	  { echo "make fuzz: '$(FUZZ_CC) -fsanitize=fuzzer' does not link: install clang with libFuzzer (apt-get install clang), or set FUZZ_CC"; exit 2; }
+	$(Q)$(MAKE) --no-print-directory $(B)/fuzz/fuzz-trace
+	$(Q)mkdir -p $(B)/fuzz/corpus
+	cd $(B)/fuzz && ./fuzz-trace -max_total_time=$(FUZZ_SECONDS) -close_fd_mask=3 \
+	  -print_final_stats=1 -artifact_prefix=./ $(FUZZ_ARGS) corpus $(CURDIR)/tests/fuzz/corpus
 
 # --- install --------------------------------------------------------------
 install: all
@@ -208,4 +249,4 @@ install: all
 clean:
 	rm -rf $(B)
 
--include $(shell find $(B)/obj -name '*.d' 2>/dev/null)
+-include $(shell find $(B) -name '*.d' 2>/dev/null)

@@ -13,16 +13,20 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "pyframes.h"
 #include "trace-read.h"
 
 static const char usage_text[] =
-	"usage: memtrace dump FILE\n"
+	"usage: memtrace dump [--resolve-python] FILE\n"
 	"\n"
 	"Prints every record of the trace FILE, one per line, in file order:\n"
 	"a first line '# trace ...' with the header, then process, module, stack,\n"
-	"alloc, free, pool, meminfo, driver, note and timebase records. Times are\n"
+	"alloc, free, pool, meminfo, driver, note, shm and timebase records. Times are\n"
 	"nanoseconds since the trace started. Warnings about a torn record or a cut\n"
 	"file go to stderr.\n"
+	"\n"
+	"Python frames in stacks print as py:CODE_ID+OFFSET; with --resolve-python\n"
+	"as py:FILE:LINE:FUNCTION, decoded from the trace's pycode records.\n"
 	"\n"
 	"exit status: 0 success, 1 invalid trace, 2 usage error or missing file\n";
 
@@ -166,6 +170,22 @@ static void dump_event(const struct trace *t, const struct trace_rec *r)
 	putchar('\n');
 }
 
+/* Set by --resolve-python: Python frames print as file, line, function. */
+static struct py_codes *py_codes;
+
+static void put_frame(uint64_t ip)
+{
+	struct py_frame f;
+
+	if (!py_is_frame(ip)) {
+		printf(" 0x%" PRIx64, ip);
+	} else if (py_codes && py_codes_frame(py_codes, ip, &f) == 0) {
+		printf(" py:%.*s:%d:%.*s", (int)f.file_len, f.file, f.line, (int)f.name_len, f.name);
+	} else {
+		printf(" py:%" PRIu32 "+%" PRIu32, MT_PYFRAME_CODE(ip), MT_PYFRAME_OFFSET(ip));
+	}
+}
+
 static void dump_record(const struct trace *t, const struct trace_rec *r)
 {
 	switch (r->type) {
@@ -208,7 +228,7 @@ static void dump_record(const struct trace *t, const struct trace_rec *r)
 
 		printf("stack id=%" PRIu32 " depth=%" PRIu32, s->id, s->depth);
 		for (uint32_t i = 0; i < s->depth; i++)
-			printf(" 0x%" PRIx64, s->ips[i]);
+			put_frame(s->ips[i]);
 		putchar('\n');
 		break;
 	}
@@ -253,6 +273,37 @@ static void dump_record(const struct trace *t, const struct trace_rec *r)
 		putchar('\n');
 		break;
 	}
+	case MT_REC_SHM: {
+		const struct mt_shm *s = r->p;
+		const char *op = trace_shm_op_name(s->lh.h.a);
+		struct trace_bytes name = trace_shm_name(s);
+
+		fputs("shm", stdout);
+		put_time(t, r->time_ns);
+		printf(" tid=%" PRIu32, r->tid);
+		if (op)
+			printf(" op=%s", op);
+		else
+			printf(" op=%u", s->lh.h.a);
+		printf(" fd=%" PRId32 " flags=0x%" PRIx32 " name=", s->fd, (uint32_t)s->flags);
+		put_string(name.p, name.len);
+		printf(" size=%" PRIu64 " addr=0x%" PRIx64 " err=%" PRId32 " stack=%" PRIu32 "\n",
+		       s->size, s->addr, s->err, s->stack_id);
+		break;
+	}
+	case MT_REC_PYCODE: {
+		const struct mt_pycode *c = r->p;
+		struct trace_bytes file, name, lt;
+
+		trace_pycode_strings(c, &file, &name, &lt);
+		printf("pycode id=%" PRIu32 " line=%" PRId32 " version=%u.%u linetable=%" PRIu32 " file=",
+		       c->id, c->first_line, c->py_version >> 8, c->py_version & 0xff, c->linetable_len);
+		put_string(file.p, file.len);
+		fputs(" name=", stdout);
+		put_string(name.p, name.len);
+		putchar('\n');
+		break;
+	}
 	default:
 		printf("record type=%u size=%" PRIu32 "\n", r->type, r->size);
 		break;
@@ -266,7 +317,7 @@ int cmd_dump(int argc, char **argv)
 	struct trace_iter it;
 	struct trace_rec rec;
 	char err[512];
-	int i, only_files = 0;
+	int i, only_files = 0, resolve_python = 0;
 
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -276,6 +327,8 @@ int cmd_dump(int argc, char **argv)
 			return 0;
 		} else if (!only_files && !strcmp(a, "--")) {
 			only_files = 1;
+		} else if (!only_files && !strcmp(a, "--resolve-python")) {
+			resolve_python = 1;
 		} else if (!only_files && a[0] == '-' && a[1]) {
 			return cli_usage_error("dump", "unknown option '%s'", a);
 		} else if (path) {
@@ -301,9 +354,16 @@ int cmd_dump(int argc, char **argv)
 	       " record%s\n", path, trace_header(t)->version, trace_header(t)->pid,
 	       trace_header(t)->slab_size, trace_stats(t)->records,
 	       trace_stats(t)->records == 1 ? "" : "s");
+	if (resolve_python && !(py_codes = py_codes_load(t))) {
+		cli_error("out of memory");
+		trace_close(t);
+		return 1;
+	}
 	trace_iter_init(&it, t);
 	while (trace_next(&it, &rec))
 		dump_record(t, &rec);
+	py_codes_free(py_codes);
+	py_codes = NULL;
 	trace_close(t);
 	return 0;
 }

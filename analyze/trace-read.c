@@ -79,6 +79,8 @@ static int type_rule(unsigned type, uint32_t *min, int *is_long)
 		[MT_REC_TIMEBASE] = { sizeof(struct mt_timebase), 0 },
 		[MT_REC_DRIVER] = { sizeof(struct mt_driver), 0 },
 		[MT_REC_NOTE] = { sizeof(struct mt_note), 1 },
+		[MT_REC_PYCODE] = { sizeof(struct mt_pycode), 1 },
+		[MT_REC_SHM] = { sizeof(struct mt_shm), 1 },
 	};
 
 	if (type == 0 || type >= sizeof(rules) / sizeof(rules[0]))
@@ -137,6 +139,23 @@ static int check_body(const struct trace *t, const unsigned char *p, uint32_t si
 		what = "strings";
 		break;
 	}
+	case MT_REC_PYCODE: {
+		const struct mt_pycode *r = (const void *)p;
+		if (r->id == 0) {
+			set_err(sc->err, sc->errlen, "'%s': corrupt pycode record at offset %#llx: id 0",
+				t->path, (unsigned long long)off);
+			return -1;
+		}
+		need = sizeof(*r) + (uint64_t)r->filename_len + r->name_len + r->linetable_len;
+		what = "strings";
+		break;
+	}
+	case MT_REC_SHM: {
+		const struct mt_shm *r = (const void *)p;
+		need = sizeof(*r) + (uint64_t)r->name_len;
+		what = "strings";
+		break;
+	}
 	}
 	if (need > size) {
 		set_err(sc->err, sc->errlen,
@@ -166,6 +185,9 @@ static int time_delta(const unsigned char *p, uint32_t *delta)
 		return 1;
 	case MT_REC_NOTE:
 		*delta = ((const struct mt_note *)p)->time_delta;
+		return 1;
+	case MT_REC_SHM:
+		*delta = ((const struct mt_shm *)p)->time_delta;
 		return 1;
 	}
 	return 0;
@@ -550,6 +572,33 @@ struct trace_bytes trace_note_text(const struct mt_note *n)
 	return b;
 }
 
+struct trace_bytes trace_shm_name(const struct mt_shm *s)
+{
+	struct trace_bytes b = { (const char *)(s + 1), s->name_len };
+	return b;
+}
+
+const char *trace_shm_op_name(unsigned op)
+{
+	static const char *const names[] = {
+		[MT_SHM_OPEN] = "open", [MT_SHM_TRUNCATE] = "truncate", [MT_SHM_MMAP] = "mmap",
+		[MT_SHM_UNLINK] = "unlink", [MT_SHM_CLOSE] = "close",
+		[MT_SHM_FALLOCATE] = "fallocate", [MT_SHM_MUNMAP] = "munmap",
+	};
+
+	return op < sizeof(names) / sizeof(names[0]) ? names[op] : NULL;
+}
+
+void trace_pycode_strings(const struct mt_pycode *c, struct trace_bytes *filename,
+			  struct trace_bytes *name, struct trace_bytes *linetable)
+{
+	const char *s = (const char *)(c + 1);
+
+	*filename = (struct trace_bytes){ s, c->filename_len };
+	*name = (struct trace_bytes){ s + c->filename_len, c->name_len };
+	*linetable = (struct trace_bytes){ s + c->filename_len + c->name_len, c->linetable_len };
+}
+
 const char *trace_api_name(unsigned api)
 {
 	switch (api) {
@@ -583,7 +632,7 @@ const char *trace_type_name(unsigned type)
 		[MT_REC_ALLOC_EX] = "alloc", [MT_REC_FREE_EX] = "free",
 		[MT_REC_POOL] = "pool", [MT_REC_MEMINFO] = "meminfo",
 		[MT_REC_TIMEBASE] = "timebase", [MT_REC_DRIVER] = "driver",
-		[MT_REC_NOTE] = "note",
+		[MT_REC_NOTE] = "note", [MT_REC_PYCODE] = "pycode", [MT_REC_SHM] = "shm",
 	};
 
 	return type < sizeof(names) / sizeof(names[0]) ? names[type] : NULL;

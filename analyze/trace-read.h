@@ -118,11 +118,17 @@ void trace_process_strings(const struct mt_process *p, struct trace_bytes *hostn
 void trace_module_strings(const struct mt_module *m, struct trace_bytes *build_id,
 			  struct trace_bytes *path);
 struct trace_bytes trace_note_text(const struct mt_note *n);
+struct trace_bytes trace_shm_name(const struct mt_shm *s);
+/* A code object's file name, qualified name (UTF-8) and raw line table. */
+void trace_pycode_strings(const struct mt_pycode *c, struct trace_bytes *filename,
+			  struct trace_bytes *name, struct trace_bytes *linetable);
 
 /* "cudaMalloc", or NULL for an id this memtrace does not know. */
 const char *trace_api_name(unsigned api);
 /* "device", "vmm_phys", ... for kind & MT_KIND_MASK, or NULL if unknown. */
 const char *trace_kind_name(unsigned kind);
+/* "open", "truncate", ... for an MT_REC_SHM head.a, or NULL if unknown. */
+const char *trace_shm_op_name(unsigned op);
 /* "alloc", "process", ... or NULL for an unknown record type. */
 const char *trace_type_name(unsigned type);
 

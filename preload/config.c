@@ -61,6 +61,13 @@ void mt_config_load(void)
 	/* MEMTRACE_RUN_ID: written into each header so `memtrace run` finds it */
 	s = getenv("MEMTRACE_RUN_ID");
 	mt_config.run_id = s ? strtoull(s, NULL, 10) : 0;
+	/* MEMTRACE_PYTHON: 0 leaves Python frames out of stacks */
+	mt_config.python = (int)env_long("MEMTRACE_PYTHON", 1, 0, 1);
+	/* MEMTRACE_PYTHON_VERSION: "3.N" taken as the interpreter's version (tests) */
+	s = getenv("MEMTRACE_PYTHON_VERSION");
+	mt_config.python_version[0] = 0;
+	if (s && strlen(s) < sizeof mt_config.python_version)
+		strcpy(mt_config.python_version, s);
 	/* MEMTRACE_RESOLVE_LOG: append each wrapped look-up answer (debugging) */
 	s = getenv("MEMTRACE_RESOLVE_LOG");
 	mt_config.resolve_log = s && *s ? open(s, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600) : -1;

@@ -33,6 +33,8 @@ struct mt_config {
 	uint64_t sample_ns;     /* MEMTRACE_SAMPLE_MS in ns, 0: no periodic */
 	uint64_t run_id;        /* MEMTRACE_RUN_ID */
 	int resolve_log;        /* MEMTRACE_RESOLVE_LOG descriptor, or -1 */
+	int python;             /* MEMTRACE_PYTHON: Python frames in stacks */
+	char python_version[16];/* MEMTRACE_PYTHON_VERSION (tests): pretend */
 };
 extern struct mt_config mt_config;
 void mt_config_load(void);
@@ -126,6 +128,12 @@ uint32_t mt_writer_epoch(void);
 /* stacks.c: the id of the caller's backtrace, 0 when depth is 0. */
 uint32_t mt_stack_capture(struct mt_thread *t);
 void mt_stacks_fork_child(void);
+
+/* pyframes.c: the native ips (innermost first) with the calling thread's
+   Python frames spliced in, at most depth of them, into out; returns how
+   many, or 0 when the thread runs no Python code (use native alone). */
+int mt_py_splice(struct mt_thread *t, const uint64_t *native, int n, uint64_t *out, int depth);
+void mt_py_fork_child(void);
 
 /* modules.c: write module records for objects not written yet. */
 void mt_modules_write(struct mt_thread *t, int force_scan);

@@ -14,6 +14,10 @@
  * its CAS and its record, events of other threads may name an id without a
  * record; the analyzer shows those as unknown stacks.
  *
+ * Where the thread runs Python code, pyframes.c splices the Python frames
+ * into the native ones before interning; a mixed stack is hashed and
+ * grouped like any other.
+ *
  * When the table is three quarters full or the arena is spent, new stacks
  * get id 0 ("not recorded") rather than slow the program down.
  * After fork the child starts with an empty table: its ids and stack
@@ -140,7 +144,8 @@ static uint32_t intern(struct mt_thread *t, const uint64_t *ips, int n)
 uint32_t mt_stack_capture(struct mt_thread *t)
 {
 	void *buf[MT_MAX_DEPTH + SKIP_MAX];
-	int depth = mt_config.depth, n, skip = 0;
+	uint64_t mixed[MT_MAX_DEPTH];
+	int depth = mt_config.depth, n, skip = 0, m;
 
 	if (depth == 0 || table_init() != 0)
 		return 0;
@@ -148,6 +153,9 @@ uint32_t mt_stack_capture(struct mt_thread *t)
 	while (skip < n && skip < SKIP_MAX && mt_is_own(buf[skip]))
 		skip++;
 	n -= skip;
+	/* Python frames, where the interpreter's loop is (pyframes.c). */
+	if (n > 0 && (m = mt_py_splice(t, (const uint64_t *)(buf + skip), n, mixed, depth)) > 0)
+		return intern(t, mixed, m);
 	if (n > depth)
 		n = depth;
 	if (n <= 0)
@@ -167,4 +175,5 @@ void mt_stacks_fork_child(void)
 	atomic_store(&arena_used, 0);
 	atomic_store(&used_slots, 0);
 	atomic_store(&next_id, 1);
+	mt_py_fork_child();
 }

@@ -18,7 +18,7 @@ T=$(mktemp -d "${TMPDIR:-/tmp}/memtrace-test.XXXXXX")
 trap 'rc=$?; if [ $rc = 0 ] || [ $rc = 77 ]; then rm -rf "$T"; else echo "  (kept $T)"; fi' EXIT
 unset MEMTRACE_OUTPUT MEMTRACE_DEPTH MEMTRACE_FOLLOW MEMTRACE_ROOT_PID MEMTRACE_RUN_ID \
       MEMTRACE_SAMPLE_MS SIMCUDA_LOG SIMCUDA_LOOKUP_LOG SIMCUDA_DEVICES SIMCUDA_MEM \
-      SIMCUDA_CTX_OVERHEAD SIMCUDA_POOL_CHUNK
+      SIMCUDA_CTX_OVERHEAD SIMCUDA_POOL_CHUNK MEMTRACE_PYTHON MEMTRACE_PYTHON_VERSION
 
 fail() { echo "FAIL: $*"; exit 1; }
 skip() { echo "SKIP: $*"; exit 77; }

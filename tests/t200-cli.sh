@@ -31,7 +31,7 @@ mt run --help
 expect 0 "" "run --help"
 mt help dump
 expect 0 "" "help dump"
-expect_eq "$(head -n 1 "$T/out")" "usage: memtrace dump FILE" "help dump"
+expect_eq "$(head -n 1 "$T/out")" "usage: memtrace dump [--resolve-python] FILE" "help dump"
 
 mt
 expect_eq "$rc" 2 "no arguments: exit status"

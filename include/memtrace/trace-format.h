@@ -218,7 +218,8 @@ struct mt_module {
 /*
  * MT_REC_PROCESS (long): written first in the first slab. Strings follow
  * in this order, each with its length in the fixed part: hostname, command
- * line (arguments separated by NUL bytes), executable path. rank, local_rank
+ * line (each argument followed by a NUL byte, as in
+ * /proc/PID/cmdline; cut at 8 KiB), executable path. rank, local_rank
  * and world_size are -1 when RANK / LOCAL_RANK / WORLD_SIZE are unset.
  */
 struct mt_process {
@@ -270,7 +271,12 @@ struct mt_pycode {
  * MT_REC_SHM (long): a POSIX shared memory operation (shm_open, ftruncate
  * or fallocate of its descriptor, mmap of it, shm_unlink, close), as used by
  * PyTorch's DataLoader and torch.multiprocessing for /dev/shm segments.
- * head.a = enum mt_shm_op. The segment name (for open and unlink) follows.
+ * head.a = enum mt_shm_op. The segment name follows (name_len bytes, padded
+ * to 8): the one given to shm_open / shm_unlink, and on the other operations
+ * the name the descriptor or mapping was opened under, so that a record is
+ * understood without its open (a forked worker's inherited descriptor).
+ * Times: open, truncate, fallocate, mmap after the call; close, unlink,
+ * munmap before it (the hook ordering of recorder.c).
  */
 enum mt_shm_op {
 	MT_SHM_OPEN = 1, MT_SHM_TRUNCATE = 2, MT_SHM_MMAP = 3, MT_SHM_UNLINK = 4,
