@@ -1,0 +1,381 @@
+#!/bin/sh
+# gpu-check.sh - the checks only a real GPU can answer, in one run of at most
+# 8 minutes, for a machine with an NVIDIA GPU, PyTorch and nvcc but no
+# network and no build tools: it uses the prebuilt build/ directory
+# (memtrace, libmemtrace.so, samples) carried there.
+#
+#   scripts/gpu-check.sh          on the GPU machine; results under $OUT
+#   scripts/gpu-check.sh --prepare  here, before: copies the libraries
+#                                 build/libmemtrace.so needs beyond glibc
+#                                 (libunwind, liblzma) into build/gpu-libs,
+#                                 used there only if the GPU machine lacks them
+#   scripts/gpu-check.sh --sim    here: the same steps on the simulated GPU
+#                                 (steps that need PyTorch are skipped
+#                                 without it; nvcc programs run on the
+#                                 simulated driver as far as they can)
+#
+# Steps, each with its own timeout (a step that runs out is killed and
+# marked 124; the run stops starting steps near the 7.5-minute mark):
+#   env          GPU, driver, nvcc, PyTorch, and whether build/memtrace and
+#                build/libmemtrace.so load here (ldd)
+#   nvcc-static  a small CUDA program built by nvcc with the default static
+#                runtime, traced: driver-level events (cuMemAlloc_v2, ...)
+#   nvcc-shared  the same with -cudart shared: runtime names (cudaMalloc)
+#   torch-*      PyTorch allocations with the default allocator,
+#                expandable_segments:True and backend:cudaMallocAsync
+#   train-*      samples/train.py under memtrace, once per flag
+#   demo         scripts/demo.sh (the C samples on the real GPU)
+# For every PyTorch run it compares memtrace's peak device bytes with the
+# torch.cuda.max_memory_reserved() the run printed: from
+# `memtrace report --json` when the report can run here, and always from
+# the raw records (`memtrace dump`). When build/memtrace cannot run here
+# (missing libraries), traces are still taken with LD_PRELOAD and copied
+# to $OUT for analysis elsewhere.
+#
+# Knobs: PYTHON (default python3), CUDA_HOME (default /usr/local/cuda),
+# GPU_CHECK_SECONDS (default 450: no step starts after it),
+# GPU_CHECK_NO_NVCC=1 (skip the nvcc steps).
+#
+# Output under $OUT: summary.md (the table), gpu-check.log (what ran),
+# env.txt, logs/STEP.log, traces/STEP*.bin, work/ (sources built), demo/.
+# Exit status 0 when every step that ran passed its checks, 1 otherwise.
+set -u
+cd "$(dirname "$0")/.." || exit 1
+ROOT=$(pwd)
+B=$ROOT/build
+MT=$B/memtrace
+LIB=$B/libmemtrace.so
+SIMMODE=0
+[ "${1:-}" = "--sim" ] && SIMMODE=1
+if [ "${1:-}" = "--prepare" ]; then
+	mkdir -p "$B/gpu-libs" || exit 1
+	for f in "$MT" "$LIB"; do ldd "$f"; done | awk '$2 == "=>" && $3 ~ /^\// { print $3 }' | sort -u |
+	while read -r l; do
+		case "${l##*/}" in libc.so*|libm.so*|libdl.so*|libpthread.so*|librt.so*|ld-linux*) continue ;; esac
+		cp -L "$l" "$B/gpu-libs/" || exit 1
+	done
+	echo "gpu-check: build/gpu-libs: $(ls "$B/gpu-libs" | tr '\n' ' ')"
+	exit 0
+fi
+if [ -z "${OUT:-}" ]; then
+	OUT=$(mktemp -d "${TMPDIR:-/tmp}/gpu-check.XXXXXX")
+	echo "gpu-check: OUT is not set; writing to $OUT"
+fi
+mkdir -p "$OUT/logs" "$OUT/traces" "$OUT/work" || exit 1
+START=$(date +%s)
+DEADLINE=${GPU_CHECK_SECONDS:-450}
+PY=${PYTHON:-python3}
+CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
+export PATH="$PATH:$CUDA_HOME/bin"
+unset MEMTRACE_OUTPUT MEMTRACE_ROOT_PID MEMTRACE_FOLLOW MEMTRACE_RUN_ID PYTORCH_CUDA_ALLOC_CONF
+failures=0
+
+say() { echo "$*" | tee -a "$OUT/gpu-check.log"; }
+elapsed() { echo $(($(date +%s) - START)); }
+
+# step NAME SECONDS CMD...: runs CMD with a timeout, stdin closed, output in
+# $OUT/logs/NAME.log; sets rc (124: timed out or skipped for lack of time).
+step() {
+	name=$1 t=$2; shift 2
+	left=$((DEADLINE - $(elapsed)))
+	if [ $left -lt 15 ]; then
+		say "$(printf '%-26s skipped: out of time' "$name")"
+		rc=124
+		return
+	fi
+	[ "$t" -gt $left ] && t=$left
+	s0=$(date +%s)
+	timeout -k 5 "$t" "$@" >"$OUT/logs/$name.log" 2>&1 </dev/null
+	rc=$?
+	say "$(printf '%-26s exit %3d %4ds' "$name" $rc $(($(date +%s) - s0)))"
+}
+
+# --- environment ------------------------------------------------------------
+{
+	echo "date: $(date -u '+%Y-%m-%d %H:%M:%S UTC')  mode: $([ $SIMMODE = 1 ] && echo simulated || echo real GPU)"
+	echo "--- nvidia-smi"; timeout 20 nvidia-smi 2>&1 | head -n 20
+	echo "--- nvcc"; timeout 20 nvcc --version 2>&1 | tail -n 2
+	echo "--- glibc"; ldd --version 2>&1 | head -n 1
+	echo "--- python / torch"
+	timeout 60 "$PY" -c 'import sys, torch; print(sys.version.split()[0], "torch", torch.__version__, "cuda", torch.version.cuda, "available", torch.cuda.is_available())' 2>&1 | tail -n 1
+	echo "--- ldd build/memtrace"; ldd "$MT" 2>&1
+	echo "--- ldd build/libmemtrace.so"; ldd "$LIB" 2>&1
+} >"$OUT/env.txt" 2>&1
+
+# The recorder must load into traced programs, and memtrace run here; the
+# libraries they lack may have been carried in build/gpu-libs (--prepare).
+# Traced programs get only the ones libmemtrace.so lacks (so that nothing
+# else of theirs changes); the analyzer gets them all, through a wrapper,
+# and then traces are taken with LD_PRELOAD rather than `memtrace run`.
+PRELOAD_LIBS=
+if ldd "$LIB" 2>/dev/null | grep -q 'not found' && [ -d "$B/gpu-libs" ]; then
+	PRELOAD_LIBS=$OUT/work/preload-libs
+	mkdir -p "$PRELOAD_LIBS"
+	for l in $(ldd "$LIB" 2>/dev/null | awk '$2 == "=>" && $3 == "not" { print $1 }'); do
+		[ -e "$B/gpu-libs/$l" ] && ln -sf "$B/gpu-libs/$l" "$PRELOAD_LIBS/$l"
+	done
+	say "libmemtrace.so: missing libraries here; traced programs get $(ls "$PRELOAD_LIBS" | tr '\n' ' ')from build/gpu-libs"
+fi
+[ -n "$PRELOAD_LIBS" ] && export LD_LIBRARY_PATH="$PRELOAD_LIBS${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+ldd "$LIB" 2>/dev/null | grep -q 'not found' &&
+	say "libmemtrace.so cannot load here: $(ldd "$LIB" | grep 'not found' | tr -s ' \t' ' ')"
+MT_OK=0 MT_RUN=0
+if "$MT" --version >/dev/null 2>&1; then
+	MT_OK=1 MT_RUN=1
+elif [ -d "$B/gpu-libs" ] && LD_LIBRARY_PATH="$B/gpu-libs" "$MT" --version >/dev/null 2>&1; then
+	printf '#!/bin/sh\nLD_LIBRARY_PATH="%s${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" exec "%s" "$@"\n' \
+		"$B/gpu-libs" "$MT" >"$OUT/work/memtrace"
+	chmod +x "$OUT/work/memtrace"
+	MT=$OUT/work/memtrace
+	MT_OK=1
+	say "memtrace: runs here with build/gpu-libs (analysis only; traces taken with LD_PRELOAD)"
+fi
+REPORT_OK=0
+[ $MT_OK = 1 ] && "$MT" help report >/dev/null 2>&1 && REPORT_OK=1
+say "gpu-check: memtrace runs here: $([ $MT_OK = 1 ] && echo yes || echo no); report: $([ $REPORT_OK = 1 ] && echo yes || echo no)"
+
+TORCH_OK=0
+timeout 60 "$PY" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' >/dev/null 2>&1 && TORCH_OK=1
+# PyTorch's CUDA is never the simulated one: --sim skips the PyTorch steps,
+# unless PYTHON names a stand-in (the test of this script does).
+[ $SIMMODE = 1 ] && [ -z "${PYTHON:-}" ] && TORCH_OK=0
+say "gpu-check: PyTorch with CUDA: $([ $TORCH_OK = 1 ] && echo yes || echo no)"
+
+if [ $SIMMODE = 1 ]; then
+	export LD_LIBRARY_PATH="$B/simcuda/driver:$B/simcuda/runtime${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+	export MEMTRACE_DEMO_SIM=1
+fi
+# (On the GPU, LD_LIBRARY_PATH is left alone: PyTorch finds its own CUDA
+# libraries; the nvcc program finds libcudart through its rpath, and
+# scripts/demo.sh looks in CUDA_HOME/lib64 itself.)
+
+# traced TRACE CMD...: CMD under memtrace, its first trace at TRACE (a
+# script, not a function, so that timeout can run it).
+TRACED=$OUT/work/traced.sh
+if [ $MT_RUN = 1 ]; then
+	printf '#!/bin/sh\nout=$1; shift\nexec "%s" run -o "$out" -- "$@"\n' "$MT" >"$TRACED"
+else
+	printf '#!/bin/sh\nout=$1; shift\nLD_PRELOAD="%s" MEMTRACE_OUTPUT="$out" exec "$@"\n' "$LIB" >"$TRACED"
+fi
+chmod +x "$TRACED"
+
+# dump_peak TRACE: "PEAK DEVICE" - the highest device bytes live at once,
+# replayed from the raw records: device, managed and array allocations,
+# VMM physical memory (by handle), and the reserved bytes of each
+# stream-ordered pool (its latest pool record).
+dump_peak() {
+	timeout -k 5 60 "$MT" dump "$1" 2>/dev/null | awk '
+	{ delete f; for (i = 2; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] } }
+	function up(d) { if (cur[d] > peak[d]) peak[d] = cur[d] }
+	$1 == "alloc" && f["result"] == "0" && f["kind"] ~ /^(device|managed|array|vmm_phys)/ {
+		live[f["addr"]] = f["bytes"]; dev[f["addr"]] = f["dev"]; cur[f["dev"]] += f["bytes"]; up(f["dev"]) }
+	$1 == "free" && f["result"] ~ /^0/ && (f["addr"] in live) {
+		cur[dev[f["addr"]]] -= live[f["addr"]]; delete live[f["addr"]] }
+	$1 == "pool" { d = f["dev"]; cur[d] += f["reserved"] - pr[f["pool"]]; pr[f["pool"]] = f["reserved"]; up(d) }
+	END { best = -1; for (d in peak) if (peak[d] > best) { best = peak[d]; bd = d }
+		if (best < 0) print "0 -"; else print best, bd }'
+}
+
+# report_peak TRACE: the highest peak_reserved_bytes of `memtrace report --json`.
+report_peak() {
+	[ $REPORT_OK = 1 ] || { echo "-"; return; }
+	timeout -k 5 90 "$MT" report --json "$1" 2>"$OUT/logs/report-$(basename "$1" .bin).err" |
+		python3 -c 'import json, sys
+try:
+    r = json.load(sys.stdin)
+    print(max(d["peak_reserved_bytes"] for d in r["devices"]))
+except Exception as e:
+    print("-")' 2>/dev/null || echo "-"
+}
+
+torch_val() { # LOG NAME: the N of "NAME=N" in LOG
+	[ -f "$1" ] || { echo -; return; }
+	v=$(sed -n "s/.*$2=\([0-9][0-9]*\).*/\1/p" "$1" | tail -n 1)
+	echo "${v:--}"
+}
+
+mib() { case "$1" in *[!0-9]*|"") echo "$1" ;; *) awk -v b="$1" 'BEGIN { printf "%.1f", b / 1048576 }' ;; esac; }
+
+SUM=$OUT/summary.md
+{
+	echo "# gpu-check $(date -u '+%Y-%m-%d %H:%M UTC') ($([ $SIMMODE = 1 ] && echo simulated GPU || echo real GPU))"
+	echo
+	echo "MiB. memtrace peak: device bytes live at once (report --json / raw records); torch: what the run printed."
+	echo
+	echo "| step | exit | events | memtrace peak (report) | memtrace peak (dump) | torch max reserved | torch max allocated | check |"
+	echo "| --- | --- | --- | --- | --- | --- | --- | --- |"
+} >"$SUM"
+
+# row NAME TRACE CHECK: a summary row for the step just run. A CHECK that
+# is not "ok" counts as a failure.
+row() {
+	name=$1 trace=$2 check=$3
+	events=- rp=- dp=- tr=- ta=-
+	if [ -f "$trace" ] && [ $MT_OK = 1 ]; then
+		events=$(timeout -k 5 60 "$MT" dump "$trace" 2>/dev/null | grep -cE '^(alloc|free) ')
+		rp=$(report_peak "$trace")
+		dp=$(dump_peak "$trace" | cut -d' ' -f1)
+	fi
+	tr=$(torch_val "$OUT/logs/$name.log" max_memory_reserved)
+	ta=$(torch_val "$OUT/logs/$name.log" max_memory_allocated)
+	if [ "$check" = compare ]; then
+		if [ "$rc" != 0 ]; then check="exit $rc"
+		elif [ "$tr" = - ]; then check="no torch figure"
+		elif [ $MT_OK = 0 ]; then check="trace only (analyze elsewhere)"
+		elif [ "$dp" = "$tr" ] && { [ "$rp" = - ] || [ "$rp" = "$tr" ]; }; then check=ok
+		else check="differs"
+		fi
+	fi
+	if [ "$check" = same ]; then   # the report's peak against the raw records'
+		if [ "$rp" = - ] || [ "$rp" = "$dp" ]; then check=ok; else check="report and dump differ"; fi
+	fi
+	case "$check" in ok|skipped*|"trace only"*) ;; *) failures=$((failures + 1)) ;; esac
+	echo "| $name | $rc | $events | $(mib "$rp") | $(mib "$dp") | $(mib "$tr") | $(mib "$ta") | $check |" >>"$SUM"
+}
+
+skip_row() { echo "| $1 | - | - | - | - | - | - | skipped: $2 |" >>"$SUM"; say "$(printf '%-26s skipped: %s' "$1" "$2")"; }
+
+# --- nvcc programs ------------------------------------------------------------
+W=$OUT/work
+cat >"$W/prog.cu" <<'EOF'
+// prog.cu - gpu-check's CUDA program: 64 MiB cudaMalloc written by a kernel,
+// 32 MiB cudaMallocAsync, 8 MiB pinned host, then a failing 1 PiB cudaMalloc.
+#include <cstdio>
+#include <cuda_runtime.h>
+#define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { \
+	fprintf(stderr, "prog: %s failed: %s\n", #x, cudaGetErrorString(e_)); return 1; } } while (0)
+__global__ void fill(char *p, size_t n)
+{
+	size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+	if (i < n)
+		p[i] = 1;
+}
+int main()
+{
+	char *a, *b, *h;
+	void *bad = nullptr;
+	cudaStream_t s;
+	const size_t n = 64u << 20;
+	CK(cudaMalloc(&a, n));
+	fill<<<(unsigned)(n / 256), 256>>>(a, n);
+	CK(cudaGetLastError());
+	CK(cudaStreamCreate(&s));
+	CK(cudaMallocAsync((void **)&b, 32u << 20, s));
+	CK(cudaMallocHost(&h, 8u << 20));
+	CK(cudaFreeAsync(b, s));
+	CK(cudaStreamSynchronize(s));
+	CK(cudaFreeHost(h));
+	CK(cudaFree(a));
+	cudaError_t e = cudaMalloc(&bad, (size_t)1 << 50);
+	printf("prog: 1 PiB cudaMalloc: %s\n", cudaGetErrorName(e));
+	cudaGetLastError();
+	CK(cudaDeviceSynchronize());
+	printf("prog: ok\n");
+	return 0;
+}
+EOF
+
+# nvcc_check NAME EXPECTED-API: the trace holds the 64 MiB allocation under
+# that API name, the async and host ones, and the failure.
+nvcc_check() {
+	d=$OUT/traces/$1.dump
+	timeout -k 5 60 "$MT" dump "$OUT/traces/$1.bin" >"$d" 2>&1 || { echo "no dump"; return; }
+	miss=""
+	grep -qE "^alloc .* api=$2 kind=device .*bytes=67108864 result=0 " "$d" || miss="$miss 64MiB-$2"
+	grep -qE '^alloc .* kind=async .*bytes=33554432 result=0 ' "$d" || miss="$miss async"
+	grep -qE '^alloc .* kind=host .*bytes=8388608 result=0 ' "$d" || miss="$miss host"
+	grep -qE '^alloc .* bytes=1125899906842624 result=2' "$d" || miss="$miss failed-1PiB"
+	[ -z "$miss" ] && echo ok || echo "missing:$miss"
+}
+
+if [ "${GPU_CHECK_NO_NVCC:-0}" = 1 ]; then
+	skip_row nvcc "GPU_CHECK_NO_NVCC=1"
+elif command -v nvcc >/dev/null 2>&1; then
+	for v in static shared; do
+		step "nvcc-$v-build" 120 nvcc -O1 -cudart "$v" -o "$W/prog-$v" "$W/prog.cu" \
+			-Xlinker -rpath -Xlinker "$CUDA_HOME/lib64"
+		if [ $rc != 0 ]; then
+			row "nvcc-$v-build" none "build failed"
+			continue
+		fi
+		step "nvcc-$v" 60 "$TRACED" "$OUT/traces/nvcc-$v.bin" "$W/prog-$v"
+		api=cuMemAlloc_v2; [ $v = shared ] && api=cudaMalloc
+		if [ $rc != 0 ] && [ $SIMMODE = 1 ]; then
+			skip_row "nvcc-$v" "nvcc programs need the real runtime and driver (exit $rc)"
+		elif [ $MT_OK = 1 ] && [ $rc = 0 ]; then
+			row "nvcc-$v" "$OUT/traces/nvcc-$v.bin" "$(nvcc_check "nvcc-$v" $api)"
+		else
+			row "nvcc-$v" "$OUT/traces/nvcc-$v.bin" "exit $rc"
+		fi
+	done
+else
+	skip_row nvcc "no nvcc"
+fi
+
+# --- PyTorch allocations --------------------------------------------------------
+cat >"$W/alloc.py" <<'EOF'
+# alloc.py - gpu-check's PyTorch allocations: small, 1-10 MiB and large
+# tensors, frees, an empty_cache, and the figures PyTorch keeps.
+import torch
+dev = torch.device("cuda", 0)
+keep = [torch.empty(m << 20, dtype=torch.uint8, device=dev) for m in (1, 3, 7, 12, 33, 64)]
+small = [torch.empty(4096 * (i + 1), dtype=torch.uint8, device=dev) for i in range(50)]
+del keep[1::2]
+x = torch.empty(100 << 20, dtype=torch.uint8, device=dev)
+del x, keep, small
+torch.cuda.empty_cache()
+y = [torch.empty(4 << 20, dtype=torch.uint8, device=dev) for _ in range(10)]
+z = torch.randn(1024, 1024, device=dev) @ torch.randn(1024, 1024, device=dev)
+torch.cuda.synchronize()
+print("alloc.py: backend %s" % torch.cuda.get_allocator_backend())
+print("alloc.py: max_memory_allocated=%d" % torch.cuda.max_memory_allocated(dev))
+print("alloc.py: max_memory_reserved=%d" % torch.cuda.max_memory_reserved(dev))
+EOF
+
+if [ $TORCH_OK = 1 ]; then
+	for conf in default expandable async; do
+		case $conf in
+		default) ac= ;;
+		expandable) ac=expandable_segments:True ;;
+		async) ac=backend:cudaMallocAsync ;;
+		esac
+		step "torch-$conf" 90 env ${ac:+PYTORCH_CUDA_ALLOC_CONF=$ac} "$TRACED" "$OUT/traces/torch-$conf.bin" "$PY" "$W/alloc.py"
+		row "torch-$conf" "$OUT/traces/torch-$conf.bin" compare
+	done
+	for flags in "" --checkpoint --amp --empty-cache --expandable-segments --async-allocator \
+		"--workers 2 --sharing-strategy file_system"; do
+		name=train$(echo "$flags" | sed 's/^--/-/; s/ --/-/g; s/ /-/g')
+		step "$name" 120 "$TRACED" "$OUT/traces/$name.bin" "$PY" "$ROOT/samples/train.py" --epochs 1 --steps 10 $flags
+		row "$name" "$OUT/traces/$name.bin" compare
+	done
+else
+	skip_row torch "no PyTorch with CUDA"
+	step train-no-torch 60 "$PY" "$ROOT/samples/train.py" --epochs 1
+	if [ $rc = 1 ] && grep -q '^train.py: ' "$OUT/logs/train-no-torch.log"; then
+		row train-no-torch none ok
+	else
+		row train-no-torch none "expected exit 1 with a message"
+	fi
+fi
+
+# --- the C samples ------------------------------------------------------------
+if [ -x "$B/samples/leak" ]; then
+	step demo 150 env MEMTRACE_DEMO_DIR="$OUT/demo" "$ROOT/scripts/demo.sh"
+	if [ $rc = 0 ]; then row demo none ok; else row demo none "exit $rc"; fi
+	for s in leak fragmentation activations activations-checkpoint stream-ordered pinned-expandable; do
+		[ -f "$OUT/demo/$s.bin" ] || continue
+		rc=0
+		row "demo/$s" "$OUT/demo/$s.bin" same
+	done
+else
+	skip_row demo "no build/samples"
+fi
+
+{
+	echo
+	echo "$(elapsed) s in all; memtrace runs here: $([ $MT_OK = 1 ] && echo yes || echo no); report: $([ $REPORT_OK = 1 ] && echo yes || echo no); PyTorch: $([ $TORCH_OK = 1 ] && echo yes || echo no)."
+	echo "Logs in logs/, traces in traces/ and demo/, the environment in env.txt."
+} >>"$SUM"
+say "gpu-check: $failures failed check(s), $(elapsed) s; summary in $SUM"
+cat "$SUM"
+[ $failures = 0 ]
