@@ -376,9 +376,9 @@ void mt_on_file_open(struct mt_thread *t)
 	host_len = strnlen(host, sizeof host - 1);
 	n = readlink("/proc/self/exe", exe, sizeof exe);
 	exe_len = n > 0 ? (size_t)n : 0;
+	/* As /proc has it: each argument followed by a NUL, so an empty last
+	   argument survives. */
 	cmd_len = read_file("/proc/self/cmdline", cmd, sizeof cmd);
-	if (cmd_len > 0 && cmd[cmd_len - 1] == 0)
-		cmd_len--;
 
 	size_t size = (sizeof(struct mt_process) + host_len + exe_len + cmd_len + 7) & ~(size_t)7;
 	struct mt_process *p = mt_writer_reserve(t, size, mt_now(), &delta);

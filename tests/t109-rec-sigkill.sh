@@ -18,6 +18,8 @@ while [ $i -lt "$trials" ]; do
 	wait $pid 2>/dev/null
 	"$MEMTRACE" dump "$T/trace.bin" >"$T/dump" 2>"$T/dump.err" ||
 		fail "trial $i: the trace of a killed process does not load: $(cat "$T/dump.err")"
+	# The kill may cut the client's last log line itself: drop an unended one.
+	[ -z "$(tail -c 1 "$T/returned")" ] || sed -i '$d' "$T/returned"
 	awk '$1 == "alloc" { print "alloc", $2, $3 } $1 == "free" { print "free", $2 }' "$T/returned" | sort >"$T/want"
 	awk '($1 == "alloc" || $1 == "free") {
 		for (i = 2; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
