@@ -31,6 +31,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "pyframes.h"
 #include "symbols.h"
 
 #define MAX_SHOWN 32
@@ -76,6 +77,8 @@ struct symbols {
 	size_t pool_n, pool_cap;
 	struct stackent *stacks;
 	size_t st_cap, st_n;
+	struct py_codes **py;       /* per process, loaded on first use */
+	int npy;
 	char **strs;
 	size_t nstrs;
 	uint64_t unresolved;
@@ -96,6 +99,15 @@ static const char *keep(struct symbols *sy, const char *s)
 	sy->strs = n;
 	sy->strs[sy->nstrs++] = d;
 	return d;
+}
+
+static const char *keep_n(struct symbols *sy, const char *s, size_t n)
+{
+	char *d = strndup(s, n);
+	const char *k = d ? keep(sy, d) : NULL;
+
+	free(d);
+	return k;
 }
 
 static const char *base_name(const char *p)
@@ -182,6 +194,9 @@ void sym_close(struct symbols *sy)
 	}
 	for (int i = 0; i < sy->nproc_mod; i++)
 		free(sy->proc_mod[i]);
+	for (int i = 0; i < sy->npy; i++)
+		py_codes_free(sy->py[i]);
+	free(sy->py);
 	for (size_t i = 0; i < sy->nstrs; i++)
 		free(sy->strs[i]);
 	for (size_t i = 0; i < sy->st_cap; i++)
@@ -583,12 +598,63 @@ static int start_frame(const char *fn)
 		      !strcmp(fn, "__libc_start_main_impl") || !strcmp(fn, "_start"));
 }
 
+/* The Python code records of a process, loaded on first use. */
+static struct py_codes *py_codes_of(struct symbols *sy, const struct stream *s, int proc)
+{
+	if (proc >= sy->npy) {
+		struct py_codes **n = realloc(sy->py, (size_t)(proc + 1) * sizeof(*n));
+
+		if (!n)
+			return NULL;
+		memset(n + sy->npy, 0, (size_t)(proc + 1 - sy->npy) * sizeof(*n));
+		sy->py = n;
+		sy->npy = proc + 1;
+	}
+	if (!sy->py[proc])
+		sy->py[proc] = py_codes_load(stream_proc(s, proc)->t);
+	return sy->py[proc];
+}
+
+/* A Python frame as shown; unknown code ids show as "py:ID". */
+static struct sym_frame python_frame(struct symbols *sy, const struct py_codes *pc, uint64_t ip)
+{
+	struct sym_frame f;
+	struct py_frame pf;
+	char buf[32];
+
+	memset(&f, 0, sizeof(f));
+	f.python = 1;
+	f.module = "python";
+	f.ip = ip;
+	f.offset = MT_PYFRAME_OFFSET(ip);
+	if (pc && py_codes_frame(pc, ip, &pf) == 0) {
+		f.function = keep_n(sy, pf.name, pf.name_len);
+		f.file = keep_n(sy, pf.file, pf.file_len);
+		f.line = pf.line > 0 ? pf.line : 0;
+		f.user = py_file_is_user(pf.file, pf.file_len);
+	} else {
+		snprintf(buf, sizeof buf, "py:%u", MT_PYFRAME_CODE(ip));
+		f.function = keep(sy, buf);
+		sy->unresolved++;
+	}
+	return f;
+}
+
+/* The interpreter's own native frames, hidden when Python frames show. */
+static int interpreter_module(const char *path)
+{
+	const char *b = base_name(path);
+
+	return !strncmp(b, "libpython", 9) || !strncmp(b, "python", 6);
+}
+
 const struct sym_stack *sym_stack(struct symbols *sy, const struct stream *s, int proc,
 				  uint32_t stack)
 {
 	struct stackent *e = stack_ent(sy, proc, stack);
 	const struct mt_stack *st = stream_stack(s, proc, stack);
-	int user_done = 0;
+	const struct py_codes *pc = NULL;
+	int user_done = 0, has_python = 0;
 
 	if (!e)
 		return NULL;
@@ -600,7 +666,26 @@ const struct sym_stack *sym_stack(struct symbols *sy, const struct stream *s, in
 	e->st.frames = calloc(MAX_SHOWN, sizeof(struct sym_frame));
 	if (!e->st.frames)
 		return NULL;
+	for (uint32_t i = 0; i < st->depth && !has_python; i++)
+		has_python = py_is_frame(st->ips[i]);
+	if (has_python)
+		pc = py_codes_of(sy, s, proc);
 	for (uint32_t i = 0; i < st->depth; i++) {
+		if (py_is_frame(st->ips[i])) {
+			struct sym_frame f = python_frame(sy, pc, st->ips[i]);
+
+			/* the highlight goes to the first Python frame of the
+			   user's own code; other Python frames are never it */
+			if (f.user && user_done)
+				f.user = 0;
+			if (f.user)
+				user_done = 1;
+			if (e->st.nframes < MAX_SHOWN)
+				e->st.frames[e->st.nframes++] = f;
+			else
+				e->st.hidden++;
+			continue;
+		}
 		const struct mt_module *m = NULL;
 		int mfi = find_module(sy, s, proc, st->ips[i], &m);
 		const struct resolved *r = NULL;
@@ -608,7 +693,7 @@ const struct sym_stack *sym_stack(struct symbols *sy, const struct stream *s, in
 		uint64_t offset = m ? st->ips[i] - m->base : st->ips[i];
 		uint32_t n = 1;
 
-		if (mf && mf->collapse) {
+		if (mf && (mf->collapse || (has_python && interpreter_module(mf->path)))) {
 			e->st.hidden++;
 			continue;
 		}
@@ -631,7 +716,7 @@ const struct sym_stack *sym_stack(struct symbols *sy, const struct stream *s, in
 				e->st.hidden++;
 				continue;
 			}
-			if (!user_done && !(mf && mf->system)) {
+			if (!user_done && !has_python && !(mf && mf->system)) {
 				f.user = 1;
 				user_done = 1;
 			}

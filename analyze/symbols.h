@@ -31,9 +31,17 @@ struct sym_frame {
 	uint64_t ip;
 	int inlined;                /* inlined into the next frame */
 	int user;                   /* the first frame in the user's code */
+	int python;                 /* a Python frame: file, line, function
+	                               (qualified name); module "python" */
 };
 
-/* A trimmed stack: frames innermost first, without the collapsed ones. */
+/*
+ * A trimmed stack: frames innermost first, without the collapsed ones.
+ * When it holds Python frames, the interpreter's own native frames
+ * (libpython, the python executable) are collapsed too, so it reads like a
+ * traceback, and the highlighted user frame is the first Python frame in the
+ * user's code (not site-packages, not the standard library).
+ */
 struct sym_stack {
 	struct sym_frame *frames;
 	int nframes;
