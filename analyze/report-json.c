@@ -110,8 +110,9 @@ static void frames(struct jw *j, const struct sym_stack *st)
 		rep_json_str(f, fr->file, fr->file ? strlen(fr->file) : 0);
 		fprintf(f, ", \"line\": %d, \"module\": ", fr->line);
 		rep_json_str(f, fr->module, strlen(fr->module));
-		fprintf(f, ", \"offset\": \"0x%" PRIx64 "\", \"inlined\": %s, \"user\": %s}",
-			fr->offset, fr->inlined ? "true" : "false", fr->user ? "true" : "false");
+		fprintf(f, ", \"offset\": \"0x%" PRIx64 "\", \"inlined\": %s, \"user\": %s, \"python\": %s}",
+			fr->offset, fr->inlined ? "true" : "false", fr->user ? "true" : "false",
+			fr->python ? "true" : "false");
 	}
 	close_(j, ']');
 	u64(j, "hidden_frames", st ? (uint64_t)st->hidden : 0);

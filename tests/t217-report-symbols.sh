@@ -12,9 +12,9 @@ rep() { "$MEMTRACE" report --no-db --json "$@" "$T/trace.bin" >"$T/json" 2>"$T/e
 unresolved() { grep -m1 '"unresolved_frames"' "$T/json" | sed 's/.*: //; s/,//'; }
 
 rep
-grep -q '{"function": "site_c", "file": "[^"]*rt-rep-peak.c", "line": 15, .*"inlined": true, "user": true}' "$T/json" ||
+grep -q '{"function": "site_c", "file": "[^"]*rt-rep-peak.c", "line": 15, .*"inlined": true, "user": true, "python": false}' "$T/json" ||
 	fail "site_c (inlined, the user's frame) not resolved"
-grep -q '{"function": "main", "file": "[^"]*rt-rep-peak.c", "line": 25, .*"inlined": false, "user": false}' "$T/json" ||
+grep -q '{"function": "main", "file": "[^"]*rt-rep-peak.c", "line": 25, .*"inlined": false, "user": false, "python": false}' "$T/json" ||
 	fail "main not resolved under site_c"
 grep -Eq '"module": "[^"]*(libmemtrace|libcudart|libcuda)' "$T/json" && fail "memtrace or CUDA frames shown"
 grep -q '"hidden_frames": [1-9]' "$T/json" || fail "no hidden frames counted"
