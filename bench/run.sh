@@ -82,10 +82,75 @@ echo "memtrace bench: $ROUNDS rounds of $PAIRS alloc/free pairs per thread" >&2
 		printf "| new stacks included | %.2f |\n", (s - 65536) / e
 		printf "| new stacks excluded (target <= 32) | %.2f |\n", (s - 65536 - k) / e }'
 	echo
-	if [ -x bench/report-bench.sh ]; then
+	echo "## Recorder: Python frames"
+	echo
+	echo "ns per event at a 30-deep Python recursion, one C call making the pairs"
+	echo "(bench/py-bench.py), with Python frames (MEMTRACE_PYTHON=1) against native-only"
+	echo "stacks (=0), paired per round. Target: under 500 ns added."
+	echo
+	echo "| python | added per event | min .. max |"
+	echo "| --- | --- | --- |"
+	if command -v python3 >/dev/null; then
+		: >"$TMP/py"
+		r=0
+		while [ $r -lt "$ROUNDS" ]; do
+			r=$((r + 1))
+			for on in 0 1; do
+				LD_LIBRARY_PATH=$SIM MEMTRACE_PYTHON=$on $B/memtrace run -o "$TMP/py.bin" -- \
+					python3 bench/py-bench.py $B/tests/clients/lib-pyhelper 100000 30 2>/dev/null |
+					sed -n 's/.*: \([0-9.]*\) ns per event.*/\1/p' >"$TMP/py.$on"
+				rm -f "$TMP"/py*.bin
+			done
+			awk -v a="$(cat "$TMP/py.0")" -v b="$(cat "$TMP/py.1")" 'BEGIN { printf "%.0f\n", b - a }' >>"$TMP/py"
+		done
+		set -- $(stats "$TMP/py")
+		printf '| %s | %s ns | %s .. %s |\n' "$(python3 -c 'import sys; print(sys.version.split()[0])')" "$1" "$2" "$3"
+	fi
+	echo
+	echo "## Samples under memtrace"
+	echo
+	echo "Wall time of each sample on the simulated CUDA, untraced and under \`memtrace run\`"
+	echo "(median of $ROUNDS pairs). The samples make few calls: this is mostly start-up"
+	echo "(creating the trace, the module map, the first backtraces)."
+	echo
+	echo "| sample | untraced | traced | slowdown |"
+	echo "| --- | --- | --- | --- |"
+	for smp in leak fragmentation activations stream-ordered pinned-expandable multiprocess shm-leak; do
+		[ -x $B/samples/$smp ] || continue
+		: >"$TMP/a"; : >"$TMP/b"; : >"$TMP/ratio"
+		r=0
+		while [ $r -lt "$ROUNDS" ]; do
+			r=$((r + 1))
+			t0=$(date +%s%N)
+			SIMCUDA_MEM=400M SIMCUDA_DEVICES=2 LD_LIBRARY_PATH=$SIM $B/samples/$smp >/dev/null 2>&1
+			t1=$(date +%s%N)
+			SIMCUDA_MEM=400M SIMCUDA_DEVICES=2 LD_LIBRARY_PATH=$SIM $B/memtrace run -o "$TMP/s.bin" -- \
+				$B/samples/$smp >/dev/null 2>&1
+			t2=$(date +%s%N)
+			rm -f "$TMP"/s*.bin
+			echo $(( (t1 - t0) / 1000 )) >>"$TMP/a"
+			echo $(( (t2 - t1) / 1000 )) >>"$TMP/b"
+			awk -v a=$((t1 - t0)) -v b=$((t2 - t1)) 'BEGIN { printf "%.2f\n", b / a }' >>"$TMP/ratio"
+		done
+		printf '| %s | %s us | %s us | %sx |\n' "$smp" "$(stats "$TMP/a" | cut -d' ' -f1)" \
+			"$(stats "$TMP/b" | cut -d' ' -f1)" \
+			"$(sort -n "$TMP/ratio" | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')"
+	done
+	echo
+	if [ -x bench/report-bench.sh ] && [ -x /usr/bin/time ]; then
 		echo "## Analyzer"
 		echo
-		bench/report-bench.sh
+		echo "\`memtrace report\` on traces of rt-threads (4 threads, MEMTRACE_DEPTH=4): the"
+		echo "first report (load into SQLite + analysis), with the database reused, and"
+		echo "without a database (bench/report-bench.sh). Targets: >= 1 M events/s end to"
+		echo "end, < 200 MB at 10 M events."
+		echo
+		echo '```'
+		bench/report-bench.sh ${REPORT_EVENTS:-1000000 10000000}
+		echo '```'
 	fi
+	echo
+	echo "The load and fault versions (16 threads x 1 M pairs against the simulator's log,"
+	echo "100 SIGKILL trials, 200 forks) are bench/load.sh, run apart (about 10 minutes)."
 } >"$OUT.tmp" && mv "$OUT.tmp" "$OUT"
 cat "$OUT"
