@@ -389,7 +389,14 @@ static struct trace *validate(struct trace *t, char *err, size_t errlen)
 		return fail(t, EINVAL, NULL, 0, "");
 
 	trace_iter_init(&it, t);
+	uint64_t released = 0;
 	while ((r = walk(&it, &rec, &sc)) == 1) {
+		/* the walk goes forward through the file: what is behind it by
+		   more than 8 MiB will not be read again during the check */
+		if (rec.offset - released > (8u << 20)) {
+			trace_release(t, released, rec.offset - (4u << 20));
+			released = rec.offset - (4u << 20);
+		}
 		t->stats.records++;
 		if (rec.type >= MT_REC_ALLOC && rec.type <= MT_REC_FREE_EX)
 			t->stats.events++;
@@ -405,6 +412,8 @@ static struct trace *validate(struct trace *t, char *err, size_t errlen)
 		if (t->size - start >= sizeof(struct mt_slab_header) &&
 		    ((const struct mt_slab_header *)(t->map + start))->magic == MT_SLAB_MAGIC)
 			t->stats.slabs++;
+		/* one look maps the pages around it: the whole slab */
+		trace_release(t, start, start + t->slab_size);
 	}
 	t->stats.torn = sc.torn;
 	if (t->size < t->header_size)
@@ -412,7 +421,21 @@ static struct trace *validate(struct trace *t, char *err, size_t errlen)
 	else
 		t->stats.cut_bytes = (t->size - t->header_size) % t->slab_size;
 	t->stats.truncated = t->size < t->header_size || t->stats.cut_bytes;
+	trace_release(t, 0, t->size);
 	return t;
+}
+
+void trace_release(const struct trace *t, uint64_t from, uint64_t to)
+{
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+
+	if (!t->mapped || from >= to)
+		return;
+	from &= ~(page - 1);
+	if (from >= t->size)
+		return;
+	to = to > t->size ? t->size : to;
+	(void)madvise((void *)(t->map + from), (size_t)(to - from), MADV_DONTNEED);
 }
 
 struct trace *trace_open(const char *path, char *err, size_t errlen)

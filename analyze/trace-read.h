@@ -94,6 +94,13 @@ struct trace *trace_open(const char *path, char *err, size_t errlen);
 struct trace *trace_open_buffer(const void *buf, size_t len, const char *name, char *err,
 				size_t errlen);
 void trace_close(struct trace *t);
+/*
+ * Lets go of the file bytes [from, to) in this process's memory: a mapped
+ * trace's pages are read again from the page cache when next touched. The
+ * reader calls it once it has checked the file, and a consumer on each part
+ * it is done with, so resident memory does not grow with the trace's size.
+ */
+void trace_release(const struct trace *t, uint64_t from, uint64_t to);
 
 const char *trace_path(const struct trace *t);
 const struct mt_file_header *trace_header(const struct trace *t);
