@@ -4,7 +4,8 @@
  * with one message), merge them in time, open or reuse the database, run
  * the analysis pass (which also feeds the loader), finish the load (commit,
  * indexes), then build the report, symbolizing only what it shows, and save
- * those results in the database.
+ * those results in the database; last, one more pass over the stream for
+ * the POSIX shared memory section (shm.c), kept in the report.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -77,6 +78,8 @@ int pipeline_run(struct pipeline *p, char **files, int n, const struct pipeline_
 	p->have_report = 1;
 	p->r.db_path = p->db_path;
 	if (p->db && db_save_results(p->db, p->a, p->sy, err, errlen))
+		return -1;
+	if (shm_analyze_stream(&p->r.shm, p->s, err, errlen))
 		return -1;
 	*status = 0;
 	return 0;

@@ -427,6 +427,9 @@ int report_json(const struct report *r, FILE *f)
 		     "makes every tensor visible");
 	close_(&j, '}');
 
+	key(&j, "shm");
+	shm_render_json(f, &r->shm);        /* one line: docs/report-json.md */
+
 	open_(&j, "symbols", '{');
 	u64(&j, "unresolved_frames", sym_unresolved(r->sy));
 	open_(&j, "modules_unavailable", '[');

@@ -1,8 +1,9 @@
 /*
  * report-text.c - the report for a person: a summary, then per device the
- * peak, how it splits, and who held it; leak candidates, fragmentation and
- * failures. Sizes in binary units, times relative to the run's start; one
- * short phrase says what a number means where it is not obvious.
+ * peak, how it splits, and who held it; leak candidates, fragmentation,
+ * failures and POSIX shared memory. Sizes in binary units, times relative
+ * to the run's start; one short phrase says what a number means where it is
+ * not obvious.
  */
 #include <inttypes.h>
 #include <string.h>
@@ -309,6 +310,33 @@ static void failures(FILE *f, const struct report *r)
 		fprintf(f, "  ... %" PRIu64 " more (see --json)\n", a->failures_total - 20);
 }
 
+struct shm_ctx {
+	struct symbols *sy;
+	const struct stream *s;
+};
+
+/* The stack that created a segment, as the other sites print theirs. */
+static void shm_stack(void *ctx, FILE *f, int proc, uint32_t stack, const char *indent)
+{
+	const struct shm_ctx *c = ctx;
+	const struct sym_stack *st = sym_stack(c->sy, c->s, proc, stack);
+
+	fprintf(f, "%s%s", indent, rep_main_frame(st) ? "at " : "");
+	chain(f, st, 3);
+	putc('\n', f);
+}
+
+/* The section of shm.c, only when the traces hold shared memory records. */
+static void shm(FILE *f, const struct report *r)
+{
+	struct shm_ctx c = { r->sy, r->a->s };
+
+	if (!r->shm.ops)
+		return;
+	putc('\n', f);
+	shm_render_text(f, &r->shm, shm_stack, &c);
+}
+
 int report_text(const struct report *r, FILE *f)
 {
 	const struct analysis *a = r->a;
@@ -361,6 +389,7 @@ int report_text(const struct report *r, FILE *f)
 	leaks(f, r);
 	fragmentation(f, r);
 	failures(f, r);
+	shm(f, r);
 	if (sym_unresolved(r->sy) || sym_problem(r->sy, 0, &path, &why) == 0) {
 		fprintf(f, "\nsymbols: %" PRIu64 " frame%s could not be resolved (shown as module+offset)\n",
 			sym_unresolved(r->sy), sym_unresolved(r->sy) == 1 ? "" : "s");

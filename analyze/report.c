@@ -199,6 +199,7 @@ void report_free(struct report *r)
 	free(r->leaks_exit.v);
 	free(r->leaks_growing.v);
 	free(r->cache_exit.v);
+	shm_result_free(&r->shm);
 	memset(r, 0, sizeof(*r));
 }
 

@@ -1,7 +1,8 @@
 /*
  * report.h - the content of a report, shared by the text (report-text.c)
  * and JSON (report-json.c) forms: sites grouped by their resolved frames,
- * the lists of leak candidates, and the formatting helpers both use.
+ * the lists of leak candidates, the POSIX shared memory of the run (shm.h),
+ * and the formatting helpers both use.
  */
 #ifndef MEMTRACE_REPORT_H
 #define MEMTRACE_REPORT_H
@@ -9,6 +10,7 @@
 #include <stdio.h>
 
 #include "analysis.h"
+#include "shm.h"
 #include "symbols.h"
 
 #define REP_FORMAT_VERSION 1
@@ -40,6 +42,8 @@ struct report {
 	struct rep_list leaks_exit, leaks_growing, cache_exit;
 	int caching_seen;
 	const char *db_path;            /* NULL: none */
+	struct shm_result shm;          /* /dev/shm segments (pipeline_run fills
+	                                   it; all zero when not run) */
 };
 
 int report_build(struct report *r, const struct analysis *a, struct symbols *sy, char *err,

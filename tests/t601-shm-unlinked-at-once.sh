@@ -22,6 +22,9 @@ expect_eq "$(count '^shm .* op=close fd=[0-9]+ .* err=0 ' "$T/dump")" 4 "closes"
 awk '$1 == "shm" { split($4, o, "="); split($7, n, "="); if (o[2] == "unlink") u[n[2]] = 1;
 	if (o[2] == "close" && !u[n[2]]) bad = 1 } END { exit bad }' "$T/dump" || fail "a close before its unlink"
 
-"$B/tests/unit/test-analyze-shm" --json "$T/trace.bin" >"$T/json" || fail "analysis"
-grep -q '^{"created":4,"named":0,"unlinked_at_once":4,"attached":0,"peak_bytes":4194304,"peak_time_ns":[0-9]*,"present_at_exit":0,"present_bytes":0,"records":26,"failed":{"open":1,"truncate":0,"mmap":0,"unlink":1,' "$T/json" ||
+"$MEMTRACE" report --no-db --json "$T/trace.bin" >"$T/json" || fail "report --json"
+grep -q '^  "shm": {"created":4,"named":0,"unlinked_at_once":4,"attached":0,"peak_bytes":4194304,"peak_time_ns":[0-9]*,"present_at_exit":0,"present_bytes":0,"records":26,"failed":{"open":1,"truncate":0,"mmap":0,"unlink":1,' "$T/json" ||
 	fail "analysis figures: $(cat "$T/json")"
+"$MEMTRACE" report --no-db "$T/trace.bin" >"$T/text" || fail "report"
+grep -q '^  still present at exit: 0 segments, 0 B$' "$T/text" || fail "text present: $(cat "$T/text")"
+grep -q '^  failed calls: 2 (1 open, 1 unlink)$' "$T/text" || fail "text failed calls: $(cat "$T/text")"

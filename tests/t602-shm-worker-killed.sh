@@ -32,8 +32,8 @@ expect_eq "$(count '^shm ' "$T/parent")" 4 "parent records"
 expect_eq "$(count "_w[01]\"" "$T/parent")" 0 "worker segments in the parent trace"
 expect_eq "$(count '^shm .* op=unlink fd=-1 flags=0x0 name="/mt_shm_'"$ppid"'_p" .* err=0 ' "$T/parent")" 1 "parent unlink"
 
-"$B/tests/unit/test-analyze-shm" --json "$T/trace.bin" "$T/trace.$wpid.bin" >"$T/json" || fail "analysis"
-grep -q '^{"created":3,"named":3,"unlinked_at_once":0,"attached":0,"peak_bytes":4194304,"peak_time_ns":[0-9]*,"present_at_exit":2,"present_bytes":3145728,' "$T/json" ||
+"$MEMTRACE" report --no-db --json "$T/trace.bin" "$T/trace.$wpid.bin" >"$T/json" || fail "report --json"
+grep -q '^  "shm": {"created":3,"named":3,"unlinked_at_once":0,"attached":0,"peak_bytes":4194304,"peak_time_ns":[0-9]*,"present_at_exit":2,"present_bytes":3145728,' "$T/json" ||
 	fail "merged figures: $(cat "$T/json")"
 grep -q '"segments_present":\[{"name":"/mt_shm_'"$wpid"'_w1","pid":'"$wpid"',"size":2097152,"stack":[1-9][0-9]*,"created_ns":[0-9]*},{"name":"/mt_shm_'"$wpid"'_w0","pid":'"$wpid"',"size":1048576,' "$T/json" ||
 	fail "segments present: $(cat "$T/json")"
@@ -41,6 +41,6 @@ grep -q '{"pid":'"$wpid"',"created":2,"named":2,"unlinked_at_once":0,"attached":
 	fail "worker figures: $(cat "$T/json")"
 grep -q '{"pid":'"$ppid"',"created":1,"named":1,"unlinked_at_once":0,"attached":0,"peak_bytes":1048576,"peak_time_ns":[0-9]*,"present_at_exit":0,"present_bytes":0}' "$T/json" ||
 	fail "parent figures: $(cat "$T/json")"
-"$B/tests/unit/test-analyze-shm" --text "$T/trace.bin" "$T/trace.$wpid.bin" >"$T/text" || fail "text"
+"$MEMTRACE" report --no-db "$T/trace.bin" "$T/trace.$wpid.bin" >"$T/text" || fail "report"
 grep -q "^    pid $wpid: 2 created (2 named, 0 unlinked at once), peak 3.0 MiB, 2 present at exit (3.0 MiB)$" "$T/text" ||
 	fail "text section: $(cat "$T/text")"

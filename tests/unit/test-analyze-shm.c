@@ -2,10 +2,8 @@
  * test-analyze-shm.c - the shared memory analysis (analyze/shm.c) on
  * constructed records: the two PyTorch strategies, leaks, peaks, several
  * processes, failures; and the reader's checks of MT_REC_SHM records.
- *
- * With arguments it is also the end-to-end tests' window on the module:
- *   test-analyze-shm --text|--json TRACE...
- * prints the section for those traces (tests/t6xx-shm-*.sh).
+ * The end-to-end tests (tests/t60x-shm-*.sh) see the module through
+ * `memtrace report`.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -13,7 +11,6 @@
 #include <stdlib.h>
 
 #include "shm.h"
-#include "stream.h"
 #include "testhelp.h"
 
 #define MiB (1ull << 20)
@@ -50,35 +47,6 @@ static int analyze(struct shm_result *r, int nprocs, const uint64_t *end)
 	return rc;
 }
 
-static void render(int json, char **files, int n)
-{
-	struct trace *t[64];
-	char err[512];
-	struct shm_result r;
-
-	for (int i = 0; i < n && i < 64; i++)
-		if (!(t[i] = trace_open(files[i], err, sizeof err))) {
-			fprintf(stderr, "%s\n", err);
-			exit(1);
-		}
-	struct stream *s = stream_open(t, n, err, sizeof err);
-	if (!s || shm_analyze_stream(&r, s, err, sizeof err) < 0) {
-		fprintf(stderr, "%s\n", err);
-		exit(1);
-	}
-	if (json) {
-		shm_render_json(stdout, &r);
-		putchar('\n');
-	} else {
-		shm_render_text(stdout, &r, NULL, NULL);
-	}
-	shm_result_free(&r);
-	stream_close(s);
-	for (int i = 0; i < n; i++)
-		trace_close(t[i]);
-	exit(0);
-}
-
 /* A one-slab trace holding one shm record; name_len as given. */
 static struct trace *shm_trace(uint32_t name_len, uint32_t size, char *err, size_t errlen)
 {
@@ -104,12 +72,9 @@ static struct trace *shm_trace(uint32_t name_len, uint32_t size, char *err, size
 	return trace_open_buffer(buf, sizeof buf, "shm.bin", err, errlen);
 }
 
-int main(int argc, char **argv)
+int main(void)
 {
 	struct shm_result r;
-
-	if (argc > 2 && (!strcmp(argv[1], "--text") || !strcmp(argv[1], "--json")))
-		render(!strcmp(argv[1], "--json"), argv + 2, argc - 2);
 
 	TEST("file_system strategy: named segments, two left behind") {
 		create(0, 100, 3, 1 * MiB, 0xa000, "/s0");
