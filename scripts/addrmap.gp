@@ -10,8 +10,8 @@
 data = ARG1
 out = ARG2
 title = (ARGC >= 3) ? ARG3 : "address space over time"
-if (out[strlen(out)-2:] eq "svg") { set terminal svg size 1100,600 dynamic font "sans,11" } \
-else { set terminal pngcairo size 1100,600 font "sans,10" }
+if (out[strlen(out)-2:] eq "svg") { set terminal svg noenhanced size 1100,600 dynamic font "sans,11" } \
+else { set terminal pngcairo noenhanced size 1100,600 font "sans,10" }
 set output out
 set datafile separator "\t"
 stats data using 1 nooutput

@@ -10,8 +10,8 @@ title = (ARGC >= 3) ? ARG3 : "top sites at the peak"
 set datafile separator "\t"
 stats data using 2 nooutput
 n = STATS_records
-if (out[strlen(out)-2:] eq "svg") { set terminal svg size 1100,(150 + 40 * n) dynamic font "sans,11" } \
-else { set terminal pngcairo size 1100,(150 + 40 * n) font "sans,10" }
+if (out[strlen(out)-2:] eq "svg") { set terminal svg noenhanced size 1100,(150 + 40 * n) dynamic font "sans,11" } \
+else { set terminal pngcairo noenhanced size 1100,(150 + 40 * n) font "sans,10" }
 set output out
 set title title
 set xlabel "MiB live at the peak"

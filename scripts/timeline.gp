@@ -11,8 +11,8 @@ out = ARG2
 marks = (ARGC >= 3 && ARG3 ne "") ? ARG3 : ""
 title = (ARGC >= 4 && ARG4 ne "") ? ARG4 : "GPU memory over time"
 fails = (ARGC >= 5) ? ARG5 : ""
-if (out[strlen(out)-2:] eq "svg") { set terminal svg size 1100,500 dynamic font "sans,11" } \
-else { set terminal pngcairo size 1100,500 font "sans,10" }
+if (out[strlen(out)-2:] eq "svg") { set terminal svg noenhanced size 1100,500 dynamic font "sans,11" } \
+else { set terminal pngcairo noenhanced size 1100,500 font "sans,10" }
 set output out
 set datafile separator "\t"
 stats data using 1 nooutput
