@@ -94,15 +94,6 @@ static void set_key(struct stream *s, struct cursor *c)
 	c->rank = !is_free(c->rec.type);
 }
 
-static void release_slab(const struct stream *s, const struct cursor *c)
-{
-	const struct trace *t = s->procs[c->proc].t;
-	const struct mt_file_header *h = trace_header(t);
-	uint64_t start = h->header_size + c->slab * (uint64_t)h->slab_size;
-
-	trace_release(t, start, start + h->slab_size);
-}
-
 /* Fills c with the first record of its slab; 0 when the slab is empty. */
 static int cursor_load(struct stream *s, struct cursor *c, size_t start)
 {
@@ -113,17 +104,6 @@ static int cursor_load(struct stream *s, struct cursor *c, size_t start)
 	if (!trace_next(&c->it, &c->rec))
 		return 0;
 	set_key(s, c);
-	/* Reading the first record faults the whole slab in (the kernel maps
-	   the pages around a fault), and the walk to it the end of the slab
-	   before; let both go until the merge reaches them, or every slab of
-	   the file would be resident at once. */
-	release_slab(s, c);
-	if (c->slab > 0) {
-		struct cursor before = *c;
-
-		before.slab--;
-		release_slab(s, &before);
-	}
 	return 1;
 }
 
@@ -151,11 +131,6 @@ int stream_next(struct stream *s, struct srec *out)
 	    slab_of(s->procs[c->proc].t, &c->rec) == c->slab) {
 		set_key(s, c);
 	} else {
-		/* Done with this slab; the look past its end touched the next
-		   one, whose own cursor faults it in again when its turn comes. */
-		release_slab(s, c);
-		c->slab++;
-		release_slab(s, c);
 		s->heap[0] = s->heap[--s->nheap];
 	}
 	if (s->nheap)
@@ -205,10 +180,6 @@ static int scan_trace(struct stream *s, int pi, size_t *cap_starts, int64_t *fir
 		int64_t w = (int64_t)(r.time_ns + (uint64_t)wshift);
 
 		if (sl != cur_slab) {
-			/* the previous slab has been read: let its pages go */
-			if (cur_slab != UINT64_MAX)
-				trace_release(p->t, h->header_size + cur_slab * (uint64_t)h->slab_size,
-					      h->header_size + (cur_slab + 1) * (uint64_t)h->slab_size);
 			cur_slab = sl;
 			if (grow((void **)&s->starts, cap_starts, s->nstarts + 1, sizeof(*s->starts)) ||
 			    !(s->start_proc = realloc(s->start_proc, *cap_starts * sizeof(int))) ||
