@@ -63,6 +63,11 @@ echo "memtrace bench: $ROUNDS rounds of $PAIRS alloc/free pairs per thread" >&2
 		overhead_row $th 64 64 "64-frame stack, depth 64"
 	done
 	echo
+	echo "The 8-thread rows run 8 threads on this machine's cores against the simulator's"
+	echo "one global lock: perf shows about a third of their CPU time in futex waits, so"
+	echo "they say more about the simulator than about memtrace; on a real driver the"
+	echo "single-thread figure is the one that carries over."
+	echo
 	echo "Command: \`LD_LIBRARY_PATH=build/simcuda/driver [LD_PRELOAD=build/libmemtrace.so"
 	echo "MEMTRACE_DEPTH=D] build/bench/alloc-loop THREADS $PAIRS FRAMES\`."
 	echo
