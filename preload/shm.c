@@ -139,38 +139,41 @@ static int call_posix_fallocate(int fd, off_t off, off_t len)
 	return syscall(SYS_fallocate, fd, 0, off, len) == 0 ? 0 : errno;
 }
 
-/* What glibc's shm_open does, for a call before the constructor. */
-static int raw_shm_open(const char *name, int oflag, mode_t mode)
+/* "/dev/shm/NAME" as glibc builds it; -1 with errno bad_name (what glibc
+   reports for such a name: EINVAL from shm_open, ENOENT from shm_unlink)
+   or ENAMETOOLONG. */
+static int shm_path(const char *name, char path[sizeof "/dev/shm/" + MAX_NAME], int bad_name)
 {
-	char path[sizeof "/dev/shm/" + MAX_NAME];
 	size_t n;
 
 	while (*name == '/')
 		name++;
 	n = strlen(name);
 	if (n == 0 || n > MAX_NAME || strchr(name, '/')) {
-		errno = n > MAX_NAME ? ENAMETOOLONG : EINVAL;
+		errno = n > MAX_NAME ? ENAMETOOLONG : bad_name;
 		return -1;
 	}
 	memcpy(path, "/dev/shm/", 9);
 	memcpy(path + 9, name, n + 1);
+	return 0;
+}
+
+/* What glibc's shm_open does, for a call before the constructor. */
+static int raw_shm_open(const char *name, int oflag, mode_t mode)
+{
+	char path[sizeof "/dev/shm/" + MAX_NAME];
+
+	if (shm_path(name, path, EINVAL) != 0)
+		return -1;
 	return (int)syscall(SYS_openat, AT_FDCWD, path, oflag | O_NOFOLLOW | O_CLOEXEC, mode);
 }
 
 static int raw_shm_unlink(const char *name)
 {
 	char path[sizeof "/dev/shm/" + MAX_NAME];
-	size_t n;
 
-	while (*name == '/')
-		name++;
-	n = strlen(name);
-	if (n == 0 || n > MAX_NAME || strchr(name, '/')) {
-		errno = n > MAX_NAME ? ENAMETOOLONG : ENOENT;
+	if (shm_path(name, path, ENOENT) != 0)
 		return -1;
-	}
-	memcpy(path, "/dev/shm/", 9);
-	memcpy(path + 9, name, n + 1);
 	return (int)syscall(SYS_unlinkat, AT_FDCWD, path, 0);
 }
 
