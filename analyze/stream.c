@@ -4,12 +4,17 @@
  *
  * How it works: a slab is written by one thread and is in time order, so
  * the merge keeps one cursor per slab in a binary heap keyed by the run time
- * of the cursor's next record. stream_open() walks every trace once to find
- * where each slab starts (a copy of the reader's iterator taken just before
- * the slab's first record), to collect the process, module, stack and
- * driver records, and to find the run's origin and end. The heap then holds
- * one small cursor per slab: memory grows with the number of slabs (one per
- * 64 KiB of trace), not with the number of records.
+ * of the cursor's next record. stream_open() walks every trace once to note
+ * each slab's first record (and the reader's iterator just after it), to
+ * collect the process, module, stack and driver records, and to find the
+ * run's origin and end. The heap then holds one small cursor per slab:
+ * memory grows with the number of slabs (one per 64 KiB of trace), not with
+ * the number of records.
+ *
+ * A cursor reads its slab only once it reaches the top of the heap, walks no
+ * further than its slab's end, and the reader lets go of the slab when the
+ * cursor leaves it: the trace's pages in memory are those of the slabs being
+ * merged (a few per thread that wrote at the same time), not the file.
  *
  * Ties: at the same nanosecond a free comes before an allocation (the
  * recorder takes a free's time before the call and an allocation's after
@@ -27,22 +32,29 @@
 struct cursor {
 	struct trace_iter it;       /* positioned after rec */
 	struct trace_rec rec;       /* the next record of this slab */
-	uint64_t slab;              /* slab index of rec */
 	uint64_t key;               /* run time of rec */
 	uint32_t order;             /* cursor number, for a stable tie-break */
 	uint8_t rank;               /* 0 free, 1 anything else */
 	int proc;
 };
 
+/* A slab's first record, found by stream_open(). */
+struct slab_start {
+	struct trace_iter it;       /* positioned after rec */
+	struct trace_rec rec;
+	int proc;
+};
+
 struct stream {
 	struct sproc *procs;
 	int nprocs;
-	struct trace_iter *starts;  /* iterator before each slab's first record */
-	int *start_proc;
-	uint64_t *start_slab;
+	struct slab_start *starts;
 	size_t nstarts;
 	struct cursor *heap;
 	size_t nheap;
+	int top_given;              /* heap[0]'s record was handed out: move
+	                               on at the next call, not before, so the
+	                               slab is not let go while it is read */
 	uint64_t origin_wall, duration;
 };
 
@@ -94,47 +106,42 @@ static void set_key(struct stream *s, struct cursor *c)
 	c->rank = !is_free(c->rec.type);
 }
 
-/* Fills c with the first record of its slab; 0 when the slab is empty. */
-static int cursor_load(struct stream *s, struct cursor *c, size_t start)
-{
-	c->it = s->starts[start];
-	c->proc = s->start_proc[start];
-	c->slab = s->start_slab[start];
-	c->order = (uint32_t)start;
-	if (!trace_next(&c->it, &c->rec))
-		return 0;
-	set_key(s, c);
-	return 1;
-}
-
 void stream_rewind(struct stream *s)
 {
-	s->nheap = 0;
-	for (size_t i = 0; i < s->nstarts; i++)
-		if (cursor_load(s, &s->heap[s->nheap], i))
-			s->nheap++;
+	for (size_t i = 0; i < s->nstarts; i++) {
+		struct cursor *c = &s->heap[i];
+
+		c->it = s->starts[i].it;
+		c->rec = s->starts[i].rec;
+		c->proc = s->starts[i].proc;
+		c->order = (uint32_t)i;
+		set_key(s, c);
+	}
+	s->nheap = s->nstarts;
+	s->top_given = 0;
 	for (size_t i = s->nheap / 2; i-- > 0;)
 		sift_down(s, i);
 }
 
 int stream_next(struct stream *s, struct srec *out)
 {
-	struct cursor *c;
+	struct cursor *c = &s->heap[0];
 
+	if (s->top_given) {
+		s->top_given = 0;
+		if (trace_next_in_slab(&c->it, &c->rec))
+			set_key(s, c);
+		else
+			s->heap[0] = s->heap[--s->nheap];
+		if (s->nheap)
+			sift_down(s, 0);
+	}
 	if (!s->nheap)
 		return 0;
-	c = &s->heap[0];
 	out->rec = c->rec;
 	out->proc = c->proc;
 	out->t = c->key;
-	if (trace_next(&c->it, &c->rec) &&
-	    slab_of(s->procs[c->proc].t, &c->rec) == c->slab) {
-		set_key(s, c);
-	} else {
-		s->heap[0] = s->heap[--s->nheap];
-	}
-	if (s->nheap)
-		sift_down(s, 0);
+	s->top_given = 1;
 	return 1;
 }
 
@@ -161,7 +168,7 @@ static int scan_trace(struct stream *s, int pi, size_t *cap_starts, int64_t *fir
 {
 	struct sproc *p = &s->procs[pi];
 	const struct mt_file_header *h = trace_header(p->t);
-	struct trace_iter it, saved;
+	struct trace_iter it;
 	struct trace_rec r;
 	uint64_t cur_slab = UINT64_MAX;
 	size_t cap_mod = 0, cap_stk = 0;
@@ -171,23 +178,18 @@ static int scan_trace(struct stream *s, int pi, size_t *cap_starts, int64_t *fir
 	*first_wall = (int64_t)h->start_wall_ns;
 	*last_wall = *first_wall;
 	trace_iter_init(&it, p->t);
-	for (;;) {
-		saved = it;
-		if (!trace_next(&it, &r))
-			break;
+	while (trace_next(&it, &r)) {
 		uint64_t sl = slab_of(p->t, &r);
 		/* unsigned: hostile times must wrap, not overflow (found by fuzzing) */
 		int64_t w = (int64_t)(r.time_ns + (uint64_t)wshift);
 
 		if (sl != cur_slab) {
 			cur_slab = sl;
-			if (grow((void **)&s->starts, cap_starts, s->nstarts + 1, sizeof(*s->starts)) ||
-			    !(s->start_proc = realloc(s->start_proc, *cap_starts * sizeof(int))) ||
-			    !(s->start_slab = realloc(s->start_slab, *cap_starts * sizeof(uint64_t))))
+			if (grow((void **)&s->starts, cap_starts, s->nstarts + 1, sizeof(*s->starts)))
 				return -1;
-			s->starts[s->nstarts] = saved;
-			s->start_proc[s->nstarts] = pi;
-			s->start_slab[s->nstarts] = sl;
+			s->starts[s->nstarts].it = it;
+			s->starts[s->nstarts].rec = r;
+			s->starts[s->nstarts].proc = pi;
 			s->nstarts++;
 			if (w < *first_wall)
 				*first_wall = w;
@@ -283,8 +285,6 @@ void stream_close(struct stream *s)
 	}
 	free(s->procs);
 	free(s->starts);
-	free(s->start_proc);
-	free(s->start_slab);
 	free(s->heap);
 	free(s);
 }

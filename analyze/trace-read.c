@@ -32,6 +32,9 @@
 
 #define MIN_SLAB 4096u
 #define MAX_SLAB (16u * 1024 * 1024)
+#define RELEASE_BYTES (1u << 20)    /* let go of slabs in groups this large:
+                                       one madvise per slab costs more than
+                                       the walk itself */
 
 struct trace {
 	char *path;
@@ -41,6 +44,11 @@ struct trace {
 	uint32_t slab_size;
 	uint32_t header_size;       /* offset of slab 0 */
 	uint64_t nslabs;            /* slabs that start inside the file */
+	uint64_t group;             /* slabs per release group */
+	uint16_t *group_slabs;      /* slabs a walk enters, per group; NULL:
+	                               nothing to let go of (not mapped) */
+	uint16_t *group_left;       /* slabs walks have left since the group
+	                               was last let go of */
 	const struct mt_process *process;
 	struct trace_stats stats;
 };
@@ -193,12 +201,41 @@ static int time_delta(const unsigned char *p, uint32_t *delta)
 	return 0;
 }
 
+/* Lets go of group g of slabs. */
+static void release_group(const struct trace *t, uint64_t g)
+{
+	uint64_t start = t->header_size + g * t->group * t->slab_size;
+
+	trace_release(t, start, start + t->group * t->slab_size);
+}
+
+/*
+ * The walk is done with the slab it was in. Once walks have left every slab
+ * of its group, the group's pages leave this process's memory (they stay in
+ * the page cache): a walk over the whole file, or a merge of its slabs,
+ * keeps the slabs in use resident, not the file.
+ */
+static void leave_slab(struct trace_iter *it)
+{
+	const struct trace *t = it->t;
+	uint64_t g = (it->slab - 1) / t->group;
+
+	it->pos = 0;
+	if (!t->group_slabs)
+		return;
+	if (++t->group_left[g] >= t->group_slabs[g]) {
+		t->group_left[g] = 0;
+		release_group(t, g);
+	}
+}
+
 /*
  * The one walk: finds the next record after it. Returns 1 with rec filled,
- * 0 at the end of the file, -1 on a bad record (message in sc->err).
- * sc may be NULL once the file is known to be valid.
+ * 0 at the end of the file (or of the slab, with one_slab), -1 on a bad
+ * record (message in sc->err). sc may be NULL once the file is known to be
+ * valid.
  */
-static int walk(struct trace_iter *it, struct trace_rec *rec, struct scan *sc)
+static int walk(struct trace_iter *it, struct trace_rec *rec, struct scan *sc, int one_slab)
 {
 	const struct trace *t = it->t;
 	const uint64_t slab = t->slab_size;
@@ -211,7 +248,7 @@ static int walk(struct trace_iter *it, struct trace_rec *rec, struct scan *sc)
 			uint64_t start, end;
 			const struct mt_slab_header *sh;
 
-			if (it->slab >= t->nslabs)
+			if (one_slab || it->slab >= t->nslabs)
 				return 0;
 			start = t->header_size + it->slab * slab;
 			end = start + slab < t->size ? start + slab : t->size;
@@ -237,13 +274,13 @@ static int walk(struct trace_iter *it, struct trace_rec *rec, struct scan *sc)
 		int is_long;
 
 		if (off + sizeof(*h) > it->end) {
-			it->pos = 0;
+			leave_slab(it);
 			continue;
 		}
 		if (!h->type && !h->size8 && !h->a && !h->b) {
 			if (nonzero(p, it->end - off))
 				sc->torn++;
-			it->pos = 0;
+			leave_slab(it);
 			continue;
 		}
 		if (h->type == 0) {
@@ -257,7 +294,7 @@ static int walk(struct trace_iter *it, struct trace_rec *rec, struct scan *sc)
 		} else {
 			if (off + sizeof(struct mt_long_head) > it->end) {
 				if (cut) {
-					it->pos = 0;
+					leave_slab(it);
 					continue;
 				}
 				set_err(sc->err, sc->errlen,
@@ -276,7 +313,7 @@ static int walk(struct trace_iter *it, struct trace_rec *rec, struct scan *sc)
 		if (off + size > it->end) {
 			if (cut && off + size <= slab_end) {
 				/* The record was written whole; the file lost its end. */
-				it->pos = 0;
+				leave_slab(it);
 				continue;
 			}
 			set_err(sc->err, sc->errlen,
@@ -388,15 +425,31 @@ static struct trace *validate(struct trace *t, char *err, size_t errlen)
 	if (check_header(t, err, errlen) < 0)
 		return fail(t, EINVAL, NULL, 0, "");
 
-	trace_iter_init(&it, t);
-	uint64_t released = 0;
-	while ((r = walk(&it, &rec, &sc)) == 1) {
-		/* the walk goes forward through the file: what is behind it by
-		   more than 8 MiB will not be read again during the check */
-		if (rec.offset - released > (8u << 20)) {
-			trace_release(t, released, rec.offset - (4u << 20));
-			released = rec.offset - (4u << 20);
+	t->group = t->slab_size < RELEASE_BYTES ? RELEASE_BYTES / t->slab_size : 1;
+	if (t->mapped) {
+		uint64_t ngroups = (t->nslabs + t->group - 1) / t->group;
+
+		t->group_slabs = calloc(ngroups ? ngroups : 1, sizeof(uint16_t));
+		t->group_left = calloc(ngroups ? ngroups : 1, sizeof(uint16_t));
+		if (!t->group_slabs || !t->group_left)
+			return fail(t, ENOMEM, err, errlen, "cannot read '%s': %s", t->path,
+				    strerror(ENOMEM));
+	}
+	/* the slabs a walk enters: those with a whole header and the magic */
+	for (uint64_t k = 0; k < t->nslabs; k++) {
+		uint64_t start = t->header_size + k * t->slab_size;
+
+		if (t->size - start >= sizeof(struct mt_slab_header) &&
+		    ((const struct mt_slab_header *)(t->map + start))->magic == MT_SLAB_MAGIC) {
+			t->stats.slabs++;
+			if (t->group_slabs)
+				t->group_slabs[k / t->group]++;
 		}
+		if (k % t->group == t->group - 1 || k + 1 == t->nslabs)
+			release_group(t, k / t->group);
+	}
+	trace_iter_init(&it, t);
+	while ((r = walk(&it, &rec, &sc, 0)) == 1) {
 		t->stats.records++;
 		if (rec.type >= MT_REC_ALLOC && rec.type <= MT_REC_FREE_EX)
 			t->stats.events++;
@@ -407,14 +460,6 @@ static struct trace *validate(struct trace *t, char *err, size_t errlen)
 	}
 	if (r < 0)
 		return fail(t, EINVAL, NULL, 0, "");
-	for (uint64_t k = 0; k < t->nslabs; k++) {
-		uint64_t start = t->header_size + k * t->slab_size;
-		if (t->size - start >= sizeof(struct mt_slab_header) &&
-		    ((const struct mt_slab_header *)(t->map + start))->magic == MT_SLAB_MAGIC)
-			t->stats.slabs++;
-		/* one look maps the pages around it: the whole slab */
-		trace_release(t, start, start + t->slab_size);
-	}
 	t->stats.torn = sc.torn;
 	if (t->size < t->header_size)
 		t->stats.cut_bytes = t->size;
@@ -506,6 +551,8 @@ void trace_close(struct trace *t)
 		return;
 	if (t->mapped)
 		munmap((void *)t->map, (size_t)t->size);
+	free(t->group_slabs);
+	free(t->group_left);
 	free(t->path);
 	free(t);
 }
@@ -562,7 +609,12 @@ void trace_iter_init(struct trace_iter *it, const struct trace *t)
 int trace_next(struct trace_iter *it, struct trace_rec *rec)
 {
 	/* trace_open() validated every record: -1 cannot happen here. */
-	return walk(it, rec, NULL) == 1;
+	return walk(it, rec, NULL, 0) == 1;
+}
+
+int trace_next_in_slab(struct trace_iter *it, struct trace_rec *rec)
+{
+	return walk(it, rec, NULL, 1) == 1;
 }
 
 void trace_process_strings(const struct mt_process *p, struct trace_bytes *hostname,

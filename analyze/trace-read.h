@@ -96,9 +96,9 @@ struct trace *trace_open_buffer(const void *buf, size_t len, const char *name, c
 void trace_close(struct trace *t);
 /*
  * Lets go of the file bytes [from, to) in this process's memory: a mapped
- * trace's pages are read again from the page cache when next touched. The
- * reader calls it once it has checked the file, and a consumer on each part
- * it is done with, so resident memory does not grow with the trace's size.
+ * trace's pages are read again from the page cache when next touched. Every
+ * walk calls it on each slab it leaves, so resident memory follows the
+ * slabs being read, not the trace's size.
  */
 void trace_release(const struct trace *t, uint64_t from, uint64_t to);
 
@@ -118,6 +118,12 @@ int trace_warning(const struct trace *t, unsigned i, char *buf, size_t len);
 void trace_iter_init(struct trace_iter *it, const struct trace *t);
 /* Fills rec with the next record: returns 1, or 0 at the end. */
 int trace_next(struct trace_iter *it, struct trace_rec *rec);
+/*
+ * The same, but returns 0 at the end of the slab of the record trace_next()
+ * last gave it, without reading the next slab: for a cursor that owns one
+ * slab (stream.c).
+ */
+int trace_next_in_slab(struct trace_iter *it, struct trace_rec *rec);
 
 /* The variable parts of long records handed out by trace_next(). */
 void trace_process_strings(const struct mt_process *p, struct trace_bytes *hostname,

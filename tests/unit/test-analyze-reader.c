@@ -2,7 +2,8 @@
  * test-analyze-reader.c - the trace reader (analyze/trace-read.c) on
  * synthetic traces built here straight from trace-format.h: decoded values,
  * slab and time rules, damage a killed process leaves (torn record, cut
- * file), and malformed input that must be refused with the exact message.
+ * file), malformed input that must be refused with the exact message, and
+ * the resident memory of a walk and of a merge (stream.c) over a large one.
  *
  * The builder below writes records the way the recorder does: body first,
  * head last, slab magic last.
@@ -14,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "stream.h"
 #include "testhelp.h"
 #include "trace-read.h"
 
@@ -837,6 +839,75 @@ static void test_names(void)
 	}
 }
 
+/* This process's resident file-backed memory in KiB. */
+static uint64_t rss_file_kib(void)
+{
+	char line[256];
+	uint64_t kib = 0;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, "RssFile:", 8))
+			kib = strtoull(line + 8, NULL, 10);
+	if (f)
+		fclose(f);
+	return kib;
+}
+
+/*
+ * A 16 MiB trace of four threads whose 64 KiB slabs interleave in time:
+ * opening it (the check walks every record) and merging it in time order
+ * must keep no more than a few slab groups of it in memory, and the merge
+ * must hand out every record in order.
+ */
+static void test_resident(void)
+{
+	enum { NSLABS = 256, PER_SLAB = (65536 - sizeof(struct mt_slab_header)) / 32 };
+	struct tb tb;
+	struct trace *t;
+	struct stream *st;
+	struct srec r;
+	char err[256];
+	uint64_t base_kib, max_kib, n = 0, last = 0, unordered = 0;
+
+	TEST("resident memory of a walk and a merge") {
+		tb_init(&tb, 65536, NSLABS);
+		for (unsigned k = 0; k < NSLABS; k++) {
+			/* thread 1 + k % 4; its slabs follow each other in time */
+			struct cursor c = tb_slab(&tb, k, 1 + k % 4, START_MONO + (k / 4) * 1000000ull);
+
+			for (unsigned i = 0; i < PER_SLAB; i++)
+				put_event(&c, i % 2 ? MT_REC_FREE : MT_REC_ALLOC, MT_KIND_DEVICE, 0,
+					  i * 100 + k % 4, 0x10000 + i * 256, 256, 1, 0);
+		}
+		write_file(tb.buf, tb.size);
+		free(tb.buf);
+		base_kib = rss_file_kib();
+		t = trace_open(tmp_path(), err, sizeof(err));
+		CHECK(t != NULL);
+		if (!t)
+			break;
+		CHECK_EQ_U64(trace_stats(t)->events, (uint64_t)NSLABS * PER_SLAB);
+		CHECK(rss_file_kib() < base_kib + 2048);
+		st = stream_open(&t, 1, err, sizeof(err));
+		CHECK(st != NULL);
+		max_kib = rss_file_kib();
+		while (st && stream_next(st, &r)) {
+			if (r.t < last)
+				unordered++;
+			last = r.t;
+			if (++n % 4096 == 0 && rss_file_kib() > max_kib)
+				max_kib = rss_file_kib();
+		}
+		CHECK_EQ_U64(n, (uint64_t)NSLABS * PER_SLAB);
+		CHECK_EQ_U64(unordered, 0);
+		/* 16 MiB of trace; the merge reads slabs of one or two groups */
+		CHECK(max_kib < base_kib + 4096);
+		stream_close(st);
+		trace_close(t);
+	}
+}
+
 /*
  * test-analyze-reader --write-sample FILE [torn] [run_id=N] [pid=N]: the
  * sample trace, for the tNNN cases.
@@ -874,6 +945,7 @@ int main(int argc, char **argv)
 	test_malformed();
 	test_mutations();
 	test_names();
+	test_resident();
 	unlink(tmp_path());
 	return test_report(__FILE__);
 }
