@@ -1044,8 +1044,12 @@ struct analysis *analysis_run(struct stream *s, struct an_sink *sink, an_caching
 		if (p->host_of[i] == a->nhosts)
 			a->nhosts++;
 	}
-	if (account_walk(a, sink, 0, NULL))
-		goto fail;
+	if (account_walk(a, sink, 0, NULL) || (sink && sink->end && sink->end(sink->ctx))) {
+		if (!sink || !sink->errmsg)
+			goto fail;
+		snprintf(err, errlen, "%s", sink->errmsg);
+		goto failed;
+	}
 	for (int i = 0; i < a->ndevs; i++) {
 		struct an_dev *d = &a->devs[i];
 

@@ -184,6 +184,10 @@ struct an_sink {
 	   freed allocation's */
 	int (*record)(void *ctx, const struct srec *r, uint64_t seq, uint64_t alloc_seq,
 		      uint64_t bytes, int dev);
+	/* may be NULL: called once, after the last record of the pass */
+	int (*end)(void *ctx);
+	/* set by the sink when record() or end() fails (NULL: out of memory) */
+	const char *errmsg;
 };
 
 /*

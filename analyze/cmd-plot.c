@@ -350,7 +350,7 @@ int cmd_plot(int argc, char **argv)
 	struct pipeline_opts o;
 	struct pipeline p;
 	struct amap m;
-	struct an_sink sink = { &m, amap_record };
+	struct an_sink sink = { .ctx = &m, .record = amap_record };
 	char **files = calloc((size_t)argc + 1, sizeof(char *));
 	const char *outdir = NULL, *fmt = "png";
 	char dir[PATH_MAX], gp[PATH_MAX], scripts[PATH_MAX + 32], err[1024];

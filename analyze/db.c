@@ -1,14 +1,16 @@
 /*
  * db.c - loads a run into SQLite (the schema is docs/schema.md).
  *
- * How it works: the analysis pass (account.c) walks the records in time
- * order and hands each one to this file's sink, so events are inserted in
- * time order (events.id is that order) with each free already paired with
- * its allocation (alloc_id, and the allocation's bytes and device). All
- * rows go in one transaction through prepared statements, with the journal
- * and fsync off while loading; the indexes are built after. Memory does not
- * grow with the trace: SQLite's page cache is bounded, and nothing else is
- * kept per row.
+ * How it works: this file creates the schema and inserts what stream_open()
+ * collected (processes, modules, stack frames); then the analysis pass
+ * (account.c) walks the records in time order and hands each one to the
+ * bulk loader (db-load.c), so events are inserted in time order (events.id
+ * is that order) with each free already paired with its allocation
+ * (alloc_id, and the allocation's bytes and device). All rows go in one
+ * transaction, with the journal and fsync off while loading; the index is
+ * built after, on the loader's thread. Memory does not grow with the
+ * trace: SQLite's page cache is bounded, the loader holds two batches of
+ * rows, and nothing else is kept per row.
  *
  * Reuse: meta.traces lists the traces loaded (path, size, mtime in ns), and
  * meta.complete is written last. A later run reuses the file only when the
@@ -24,6 +26,7 @@
 #include <unistd.h>
 
 #include "db.h"
+#include "db-load.h"
 
 static const char schema[] =
 	"CREATE TABLE meta(key TEXT PRIMARY KEY, value);\n"
@@ -66,16 +69,16 @@ static const char schema[] =
 	" FROM events a LEFT JOIN events f ON f.alloc_id = a.id"
 	" WHERE a.op = 0 AND a.result = 0;\n";
 
-static const char indexes[] =
-	"CREATE INDEX events_alloc ON events(alloc_id) WHERE alloc_id IS NOT NULL;\n";
+/* What the loader runs once every row is in. */
+static const char closing_sql[] =
+	"COMMIT;\n"
+	"CREATE INDEX events_alloc ON events(alloc_id) WHERE alloc_id IS NOT NULL;\n"
+	"INSERT INTO meta VALUES ('complete', '1');\n";
 
 struct db {
 	sqlite3 *h;
 	char *path;
-	sqlite3_stmt *ins_ev, *ins_ex, *ins_pool, *ins_mem, *ins_note;
-	struct an_sink sink;
-	int nproc;
-	int in_tx;
+	struct db_load *load;       /* while loading */
 	char *err;
 	size_t errlen;
 };
@@ -381,88 +384,6 @@ out:
 	return rc;
 }
 
-static int sink_record(void *ctx, const struct srec *r, uint64_t seq, uint64_t alloc_seq,
-		       uint64_t bytes, int dev)
-{
-	struct db *d = ctx;
-	sqlite3_stmt *st;
-
-	switch (r->rec.type) {
-	case MT_REC_ALLOC: case MT_REC_FREE: case MT_REC_ALLOC_EX: case MT_REC_FREE_EX: {
-		const struct mt_event *e = r->rec.p;
-		int is_free = r->rec.type == MT_REC_FREE || r->rec.type == MT_REC_FREE_EX;
-
-		st = d->ins_ev;
-		sqlite3_bind_int64(st, 1, (sqlite3_int64)seq);
-		sqlite3_bind_int(st, 2, r->proc + 1);
-		sqlite3_bind_int64(st, 3, (sqlite3_int64)r->t);
-		sqlite3_bind_int64(st, 4, r->rec.tid);
-		sqlite3_bind_int(st, 5, is_free);
-		sqlite3_bind_int(st, 6, e->h.a & MT_KIND_MASK);
-		sqlite3_bind_int(st, 7, e->h.a & ~MT_KIND_MASK);
-		sqlite3_bind_int(st, 8, is_free ? dev : e->h.b);
-		sqlite3_bind_int(st, 9, e->api);
-		sqlite3_bind_int64(st, 10, (sqlite3_int64)e->addr);
-		sqlite3_bind_int64(st, 11, (sqlite3_int64)(is_free && !e->bytes ? bytes : e->bytes));
-		sqlite3_bind_int(st, 12, e->result);
-		sqlite3_bind_int64(st, 13, e->stack_id);
-		if (alloc_seq)
-			sqlite3_bind_int64(st, 14, (sqlite3_int64)alloc_seq);
-		else
-			sqlite3_bind_null(st, 14);
-		if (step(d, st))
-			return -1;
-		if (r->rec.type == MT_REC_ALLOC_EX || r->rec.type == MT_REC_FREE_EX) {
-			const struct mt_event_ex *x = r->rec.p;
-
-			sqlite3_bind_int64(d->ins_ex, 1, (sqlite3_int64)seq);
-			sqlite3_bind_int64(d->ins_ex, 2, (sqlite3_int64)x->x1);
-			sqlite3_bind_int64(d->ins_ex, 3, (sqlite3_int64)x->x2);
-			return step(d, d->ins_ex);
-		}
-		return 0;
-	}
-	case MT_REC_POOL: {
-		const struct mt_pool *p = r->rec.p;
-
-		st = d->ins_pool;
-		sqlite3_bind_int(st, 1, r->proc + 1);
-		sqlite3_bind_int64(st, 2, (sqlite3_int64)r->t);
-		sqlite3_bind_int64(st, 3, r->rec.tid);
-		sqlite3_bind_int(st, 4, p->h.b);
-		sqlite3_bind_int64(st, 5, (sqlite3_int64)p->pool);
-		sqlite3_bind_int64(st, 6, (sqlite3_int64)p->reserved);
-		sqlite3_bind_int64(st, 7, (sqlite3_int64)p->used);
-		sqlite3_bind_int(st, 8, p->api);
-		return step(d, st);
-	}
-	case MT_REC_MEMINFO: {
-		const struct mt_meminfo *m = r->rec.p;
-
-		st = d->ins_mem;
-		sqlite3_bind_int(st, 1, r->proc + 1);
-		sqlite3_bind_int64(st, 2, (sqlite3_int64)r->t);
-		sqlite3_bind_int64(st, 3, r->rec.tid);
-		sqlite3_bind_int(st, 4, m->h.b);
-		sqlite3_bind_int64(st, 5, (sqlite3_int64)m->free_bytes);
-		sqlite3_bind_int64(st, 6, (sqlite3_int64)m->total_bytes);
-		return step(d, st);
-	}
-	case MT_REC_NOTE: {
-		struct trace_bytes txt = trace_note_text(r->rec.p);
-
-		st = d->ins_note;
-		sqlite3_bind_int(st, 1, r->proc + 1);
-		sqlite3_bind_int64(st, 2, (sqlite3_int64)r->t);
-		sqlite3_bind_int64(st, 3, r->rec.tid);
-		bind_bytes_text(st, 4, txt);
-		return step(d, st);
-	}
-	default:
-		return 0;
-	}
-}
-
 struct db *db_open(const char *path, const char *const *traces, struct trace **t, int n,
 		   struct stream *s, int *fresh, char *err, size_t errlen)
 {
@@ -491,9 +412,9 @@ struct db *db_open(const char *path, const char *const *traces, struct trace **t
 			goto fail;
 		}
 	}
+	/* serialized: the loader's thread and the symbol cache share it */
 	if (sqlite3_open_v2(path, &d->h, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
-			    SQLITE_OPEN_NOMUTEX, NULL) !=
-	    SQLITE_OK) {
+			    SQLITE_OPEN_FULLMUTEX, NULL) != SQLITE_OK) {
 		snprintf(err, errlen, "cannot open '%s': %s", path,
 			 d->h ? sqlite3_errmsg(d->h) : "out of memory");
 		goto fail;
@@ -507,18 +428,9 @@ struct db *db_open(const char *path, const char *const *traces, struct trace **t
 	if (exec(d, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA page_size=16384;",
 		 err, errlen) || exec(d, schema, err, errlen) || exec(d, "BEGIN", err, errlen))
 		goto fail;
-	d->in_tx = 1;
 	if (load_static(d, traces, t, n, s, list, err, errlen) ||
-	    prep(d, &d->ins_ev, "INSERT INTO events VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9,"
-		 " ?10, ?11, ?12, ?13, ?14)", err, errlen) ||
-	    prep(d, &d->ins_ex, "INSERT INTO event_ex VALUES (?1, ?2, ?3)", err, errlen) ||
-	    prep(d, &d->ins_pool, "INSERT INTO pools VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)", err,
-		 errlen) ||
-	    prep(d, &d->ins_mem, "INSERT INTO meminfo VALUES (?1, ?2, ?3, ?4, ?5, ?6)", err, errlen) ||
-	    prep(d, &d->ins_note, "INSERT INTO notes VALUES (?1, ?2, ?3, ?4)", err, errlen))
+	    !(d->load = db_load_start(d->h, d->path, closing_sql, err, errlen)))
 		goto fail;
-	d->sink.ctx = d;
-	d->sink.record = sink_record;
 	free(list);
 	return d;
 fail:
@@ -529,7 +441,7 @@ fail:
 
 struct an_sink *db_sink(struct db *d)
 {
-	return d->in_tx ? &d->sink : NULL;
+	return d->load ? db_load_sink(d->load) : NULL;
 }
 
 sqlite3 *db_handle(struct db *d)
@@ -539,15 +451,10 @@ sqlite3 *db_handle(struct db *d)
 
 int db_finish(struct db *d, char *err, size_t errlen)
 {
-	if (!d->in_tx)
-		return 0;
-	if (exec(d, "COMMIT", err, errlen))
-		return -1;
-	d->in_tx = 0;
-	if (exec(d, indexes, err, errlen) ||
-	    exec(d, "INSERT INTO meta VALUES ('complete', '1')", err, errlen))
-		return -1;
-	return 0;
+	struct db_load *l = d->load;
+
+	d->load = NULL;
+	return l ? db_load_wait(l, err, errlen) : 0;
 }
 
 static void save_stack(struct db *d, sqlite3_stmt *st, struct symbols *sy,
@@ -622,11 +529,7 @@ void db_close(struct db *d)
 {
 	if (!d)
 		return;
-	sqlite3_finalize(d->ins_ev);
-	sqlite3_finalize(d->ins_ex);
-	sqlite3_finalize(d->ins_pool);
-	sqlite3_finalize(d->ins_mem);
-	sqlite3_finalize(d->ins_note);
+	db_load_abort(d->load);
 	if (d->h)
 		sqlite3_close(d->h);
 	free(d->path);

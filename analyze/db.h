@@ -20,7 +20,9 @@ struct db;
 /*
  * Opens path for the traces given. *fresh is set to 1 when the database
  * must be (and now is being) loaded: then db_sink() gives the sink that
- * inserts the records, and db_finish() commits and indexes. 0 when an
+ * inserts the records (on a thread of its own, db-load.c; the sink's end()
+ * starts the commit and the index there), and db_finish() waits until that
+ * is done and reports any error of the load. 0 when an
  * existing database matches the traces (same paths, sizes and mtimes, and
  * newer than each): it is reused as is. A file at path that is not a
  * memtrace database is refused, never overwritten.

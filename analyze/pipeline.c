@@ -2,10 +2,11 @@
  * pipeline.c - the steps shared by `memtrace report` and `memtrace plot`,
  * in order: open and validate every trace (the reader refuses a bad one
  * with one message), merge them in time, open or reuse the database, run
- * the analysis pass (which also feeds the loader), finish the load (commit,
- * indexes), then build the report, symbolizing only what it shows, and save
- * those results in the database; last, one more pass over the stream for
- * the POSIX shared memory section (shm.c), kept in the report.
+ * the analysis pass (which also feeds the loader), one more pass over the
+ * stream for the POSIX shared memory section (shm.c) while the loader
+ * commits and indexes on its thread, wait for the load, then build the
+ * report, symbolizing only what it shows, and save those results in the
+ * database.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -25,6 +26,7 @@ int pipeline_run(struct pipeline *p, char **files, int n, const struct pipeline_
 		 void (*warn)(const char *msg), int *status, char *err, size_t errlen)
 {
 	char msg[1024];
+	struct shm_result shm;
 
 	memset(p, 0, sizeof(*p));
 	*status = 1;
@@ -71,15 +73,17 @@ int pipeline_run(struct pipeline *p, char **files, int n, const struct pipeline_
 			    errlen);
 	if (!p->a)
 		return -1;
-	if (p->db && db_finish(p->db, err, errlen))
+	if (shm_analyze_stream(&shm, p->s, err, errlen))
 		return -1;
-	if (report_build(&p->r, p->a, p->sy, err, errlen))
+	if ((p->db && db_finish(p->db, err, errlen)) ||
+	    report_build(&p->r, p->a, p->sy, err, errlen)) {
+		shm_result_free(&shm);
 		return -1;
+	}
 	p->have_report = 1;
 	p->r.db_path = p->db_path;
+	p->r.shm = shm;
 	if (p->db && db_save_results(p->db, p->a, p->sy, err, errlen))
-		return -1;
-	if (shm_analyze_stream(&p->r.shm, p->s, err, errlen))
 		return -1;
 	*status = 0;
 	return 0;
