@@ -19,6 +19,15 @@
  * Ties: at the same nanosecond a free comes before an allocation (the
  * recorder takes a free's time before the call and an allocation's after
  * it), then lower process index, then file order.
+ *
+ * Only the records that change the state the analysis follows (events,
+ * pool and memory samples, shared memory operations) are in time order
+ * within a slab. The others are written as a side effect of an event and
+ * may carry a later time than the event after them: an allocation's time is
+ * taken when the call returns, then its stack is interned, which writes
+ * MODULE records stamped when the modules are read. So a record of the
+ * other kinds is merged at the time of the next state record of its slab
+ * (it comes just before that one), and keeps its own time in srec.t.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -29,10 +38,19 @@
 
 #define MAX_STACK_ID (16u << 20)    /* larger ids are ignored */
 
+/* The state record a cursor is merged at: the next one from rec on. */
+struct due {
+	uint64_t time_ns;           /* its time (rec's own when the slab has no
+	                               state record after rec) */
+	uint64_t offset;            /* its file offset (past the slab: none) */
+	uint8_t type;
+};
+
 struct cursor {
 	struct trace_iter it;       /* positioned after rec */
 	struct trace_rec rec;       /* the next record of this slab */
-	uint64_t key;               /* run time of rec */
+	struct due due;
+	uint64_t key;               /* run time of due */
 	uint32_t order;             /* cursor number, for a stable tie-break */
 	uint8_t rank;               /* 0 free, 1 anything else */
 	int proc;
@@ -42,6 +60,7 @@ struct cursor {
 struct slab_start {
 	struct trace_iter it;       /* positioned after rec */
 	struct trace_rec rec;
+	struct due due;
 	int proc;
 };
 
@@ -68,6 +87,28 @@ static uint64_t slab_of(const struct trace *t, const struct trace_rec *r)
 static int is_free(uint8_t type)
 {
 	return type == MT_REC_FREE || type == MT_REC_FREE_EX;
+}
+
+/* A record whose time orders the analysis's state. */
+static int is_state(uint8_t type)
+{
+	return (type >= MT_REC_ALLOC && type <= MT_REC_FREE_EX) || type == MT_REC_POOL ||
+	       type == MT_REC_MEMINFO || type == MT_REC_SHM;
+}
+
+/* The due of a record with nothing after it that is due. */
+static struct due due_self(const struct trace_rec *r)
+{
+	struct due d = { r->time_ns, UINT64_MAX, r->type };
+
+	return d;
+}
+
+static struct due due_at(const struct trace_rec *r)
+{
+	struct due d = { r->time_ns, r->offset, r->type };
+
+	return d;
 }
 
 static int before(const struct cursor *a, const struct cursor *b)
@@ -98,12 +139,39 @@ static void sift_down(struct stream *s, size_t i)
 	}
 }
 
+/* A run time: mono time + the process's shift, at least 0. */
+static uint64_t run_time(const struct stream *s, int proc, uint64_t time_ns)
+{
+	int64_t t = (int64_t)time_ns + s->procs[proc].shift;
+
+	return t > 0 ? (uint64_t)t : 0;
+}
+
 static void set_key(struct stream *s, struct cursor *c)
 {
-	int64_t t = (int64_t)c->rec.time_ns + s->procs[c->proc].shift;
+	c->key = run_time(s, c->proc, c->due.time_ns);
+	c->rank = !is_free(c->due.type);
+}
 
-	c->key = t > 0 ? (uint64_t)t : 0;
-	c->rank = !is_free(c->rec.type);
+/* c moved to a new rec: finds its due, looking ahead only past the last. */
+static void find_due(struct cursor *c)
+{
+	struct trace_iter ahead;
+	struct trace_rec r;
+
+	if (is_state(c->rec.type)) {
+		c->due = due_at(&c->rec);
+		return;
+	}
+	if (c->rec.offset < c->due.offset)
+		return;         /* still before the state record found before */
+	ahead = c->it;
+	while (trace_next_in_slab(&ahead, &r))
+		if (is_state(r.type)) {
+			c->due = due_at(&r);
+			return;
+		}
+	c->due = due_self(&c->rec);
 }
 
 void stream_rewind(struct stream *s)
@@ -113,6 +181,7 @@ void stream_rewind(struct stream *s)
 
 		c->it = s->starts[i].it;
 		c->rec = s->starts[i].rec;
+		c->due = s->starts[i].due;
 		c->proc = s->starts[i].proc;
 		c->order = (uint32_t)i;
 		set_key(s, c);
@@ -129,10 +198,13 @@ int stream_next(struct stream *s, struct srec *out)
 
 	if (s->top_given) {
 		s->top_given = 0;
-		if (trace_next_in_slab(&c->it, &c->rec))
+		if (trace_next_in_slab(&c->it, &c->rec)) {
+			find_due(c);
 			set_key(s, c);
-		else
+		} else {
+			trace_slab_done(s->procs[c->proc].t, &c->rec);
 			s->heap[0] = s->heap[--s->nheap];
+		}
 		if (s->nheap)
 			sift_down(s, 0);
 	}
@@ -140,7 +212,7 @@ int stream_next(struct stream *s, struct srec *out)
 		return 0;
 	out->rec = c->rec;
 	out->proc = c->proc;
-	out->t = c->key;
+	out->t = is_state(c->rec.type) ? c->key : run_time(s, c->proc, c->rec.time_ns);
 	s->top_given = 1;
 	return 1;
 }
@@ -171,7 +243,7 @@ static int scan_trace(struct stream *s, int pi, size_t *cap_starts, int64_t *fir
 	struct trace_iter it;
 	struct trace_rec r;
 	uint64_t cur_slab = UINT64_MAX;
-	size_t cap_mod = 0, cap_stk = 0;
+	size_t cap_mod = 0, cap_stk = 0, undue = SIZE_MAX;    /* a start without its due */
 	int64_t wshift = (int64_t)(h->start_wall_ns - h->start_mono_ns);
 
 	p->process = trace_process(p->t);
@@ -189,8 +261,13 @@ static int scan_trace(struct stream *s, int pi, size_t *cap_starts, int64_t *fir
 				return -1;
 			s->starts[s->nstarts].it = it;
 			s->starts[s->nstarts].rec = r;
+			s->starts[s->nstarts].due = is_state(r.type) ? due_at(&r) : due_self(&r);
 			s->starts[s->nstarts].proc = pi;
+			undue = is_state(r.type) ? SIZE_MAX : s->nstarts;
 			s->nstarts++;
+		} else if (undue != SIZE_MAX && is_state(r.type)) {
+			s->starts[undue].due = due_at(&r);
+			undue = SIZE_MAX;
 			if (w < *first_wall)
 				*first_wall = w;
 		}

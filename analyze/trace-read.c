@@ -210,23 +210,29 @@ static void release_group(const struct trace *t, uint64_t g)
 }
 
 /*
- * The walk is done with the slab it was in. Once walks have left every slab
- * of its group, the group's pages leave this process's memory (they stay in
- * the page cache): a walk over the whole file, or a merge of its slabs,
- * keeps the slabs in use resident, not the file.
+ * A walk is done with slab k. Once walks have left every slab of its group,
+ * the group's pages leave this process's memory (they stay in the page
+ * cache): a walk over the whole file, or a merge of its slabs, keeps the
+ * slabs in use resident, not the file.
  */
-static void leave_slab(struct trace_iter *it)
+static void slab_left(const struct trace *t, uint64_t k)
 {
-	const struct trace *t = it->t;
-	uint64_t g = (it->slab - 1) / t->group;
+	uint64_t g = k / t->group;
 
-	it->pos = 0;
 	if (!t->group_slabs)
 		return;
 	if (++t->group_left[g] >= t->group_slabs[g]) {
 		t->group_left[g] = 0;
 		release_group(t, g);
 	}
+}
+
+/* The walk reached the end of its slab; a walk of the file has left it. */
+static void end_slab(struct trace_iter *it, int one_slab)
+{
+	it->pos = 0;
+	if (!one_slab)
+		slab_left(it->t, it->slab - 1);
 }
 
 /*
@@ -274,13 +280,13 @@ static int walk(struct trace_iter *it, struct trace_rec *rec, struct scan *sc, i
 		int is_long;
 
 		if (off + sizeof(*h) > it->end) {
-			leave_slab(it);
+			end_slab(it, one_slab);
 			continue;
 		}
 		if (!h->type && !h->size8 && !h->a && !h->b) {
 			if (nonzero(p, it->end - off))
 				sc->torn++;
-			leave_slab(it);
+			end_slab(it, one_slab);
 			continue;
 		}
 		if (h->type == 0) {
@@ -294,7 +300,7 @@ static int walk(struct trace_iter *it, struct trace_rec *rec, struct scan *sc, i
 		} else {
 			if (off + sizeof(struct mt_long_head) > it->end) {
 				if (cut) {
-					leave_slab(it);
+					end_slab(it, one_slab);
 					continue;
 				}
 				set_err(sc->err, sc->errlen,
@@ -313,7 +319,7 @@ static int walk(struct trace_iter *it, struct trace_rec *rec, struct scan *sc, i
 		if (off + size > it->end) {
 			if (cut && off + size <= slab_end) {
 				/* The record was written whole; the file lost its end. */
-				leave_slab(it);
+				end_slab(it, one_slab);
 				continue;
 			}
 			set_err(sc->err, sc->errlen,
@@ -615,6 +621,11 @@ int trace_next(struct trace_iter *it, struct trace_rec *rec)
 int trace_next_in_slab(struct trace_iter *it, struct trace_rec *rec)
 {
 	return walk(it, rec, NULL, 1) == 1;
+}
+
+void trace_slab_done(const struct trace *t, const struct trace_rec *rec)
+{
+	slab_left(t, (rec->offset - t->header_size) / t->slab_size);
 }
 
 void trace_process_strings(const struct mt_process *p, struct trace_bytes *hostname,

@@ -96,9 +96,10 @@ struct trace *trace_open_buffer(const void *buf, size_t len, const char *name, c
 void trace_close(struct trace *t);
 /*
  * Lets go of the file bytes [from, to) in this process's memory: a mapped
- * trace's pages are read again from the page cache when next touched. Every
- * walk calls it on each slab it leaves, so resident memory follows the
- * slabs being read, not the trace's size.
+ * trace's pages are read again from the page cache when next touched. The
+ * reader calls it on each 1 MiB group of slabs once every slab of the group
+ * has been left (by trace_next() or trace_slab_done()), so resident memory
+ * follows the slabs being read, not the trace's size.
  */
 void trace_release(const struct trace *t, uint64_t from, uint64_t to);
 
@@ -121,9 +122,12 @@ int trace_next(struct trace_iter *it, struct trace_rec *rec);
 /*
  * The same, but returns 0 at the end of the slab of the record trace_next()
  * last gave it, without reading the next slab: for a cursor that owns one
- * slab (stream.c).
+ * slab (stream.c). Such a cursor, or a copy of it, may look ahead; the one
+ * that is done with the slab says so with trace_slab_done() (rec: any
+ * record of the slab), which lets it go as a walk of the file would.
  */
 int trace_next_in_slab(struct trace_iter *it, struct trace_rec *rec);
+void trace_slab_done(const struct trace *t, const struct trace_rec *rec);
 
 /* The variable parts of long records handed out by trace_next(). */
 void trace_process_strings(const struct mt_process *p, struct trace_bytes *hostname,

@@ -839,6 +839,66 @@ static void test_names(void)
 	}
 }
 
+static void put_module(struct cursor *c, uint32_t delta)
+{
+	struct mt_module m;
+	const char path[] = "/lib/x.so";
+
+	memset(&m, 0, sizeof(m));
+	m.lh.h = head(MT_REC_MODULE, 0, 0, -1);
+	m.start = 0x7f0000001000;
+	m.end = 0x7f0000009000;
+	m.time_delta = delta;
+	m.path_len = sizeof(path) - 1;
+	put_long(c, &m, sizeof(m), path, sizeof(path) - 1);
+}
+
+/*
+ * The merge orders by the records that change state; the others (here a
+ * MODULE read while the allocation after it was being recorded, stamped
+ * later than that allocation) come just before the next state record of
+ * their slab and keep their own time. Thread 1 allocated at +0, then read
+ * two modules (+900, +950); thread 2 allocated at +500 and freed at +600.
+ */
+static void test_merge_order(void)
+{
+	struct tb tb;
+	struct cursor c;
+	struct trace *t;
+	struct stream *st;
+	struct srec r;
+	char err[256], got[512] = "";
+
+	TEST("merge: records written out of time order") {
+		tb_init(&tb, 4096, 2);
+		c = tb_slab(&tb, 0, 1, START_MONO);
+		put_module(&c, 900);
+		put_module(&c, 950);
+		put_event(&c, MT_REC_ALLOC, MT_KIND_DEVICE, 0, 0, 0x1000, 256, MT_API_cudaMalloc, 0);
+		put_module(&c, 970);
+		c = tb_slab(&tb, 1, 2, START_MONO);
+		put_event(&c, MT_REC_ALLOC, MT_KIND_DEVICE, 0, 500, 0x2000, 256, MT_API_cudaMalloc, 0);
+		put_event(&c, MT_REC_FREE, MT_KIND_DEVICE, -1, 600, 0x2000, 0, MT_API_cudaFree, 0);
+		t = open_tb(&tb, tb.size, err, sizeof(err));
+		free(tb.buf);
+		CHECK(t != NULL);
+		if (!t)
+			break;
+		st = stream_open(&t, 1, err, sizeof(err));
+		CHECK(st != NULL);
+		while (st && stream_next(st, &r)) {
+			size_t len = strlen(got);
+
+			snprintf(got + len, sizeof(got) - len, "%s%s@%" PRIu64 "/%u", len ? " " : "",
+				 trace_type_name(r.rec.type), r.t, r.rec.tid);
+		}
+		CHECK_EQ_STR(got, "module@900/1 module@950/1 alloc@0/1 alloc@500/2 free@600/2 "
+			     "module@970/1");
+		stream_close(st);
+		trace_close(t);
+	}
+}
+
 /* This process's resident file-backed memory in KiB. */
 static uint64_t rss_file_kib(void)
 {
@@ -946,6 +1006,7 @@ int main(int argc, char **argv)
 	test_mutations();
 	test_names();
 	test_resident();
+	test_merge_order();
 	unlink(tmp_path());
 	return test_report(__FILE__);
 }
