@@ -79,6 +79,8 @@ struct db {
 	sqlite3 *h;
 	char *path;
 	struct db_load *load;       /* while loading */
+	int loading;                /* created here and not complete yet: a
+	                               failed load removes the file */
 	char *err;
 	size_t errlen;
 };
@@ -425,6 +427,7 @@ struct db *db_open(const char *path, const char *const *traces, struct trace **t
 		free(list);
 		return d;
 	}
+	d->loading = 1;
 	if (exec(d, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA page_size=16384;",
 		 err, errlen) || exec(d, schema, err, errlen) || exec(d, "BEGIN", err, errlen))
 		goto fail;
@@ -454,7 +457,10 @@ int db_finish(struct db *d, char *err, size_t errlen)
 	struct db_load *l = d->load;
 
 	d->load = NULL;
-	return l ? db_load_wait(l, err, errlen) : 0;
+	if (l && db_load_wait(l, err, errlen))
+		return -1;
+	d->loading = 0;
+	return 0;
 }
 
 static void save_stack(struct db *d, sqlite3_stmt *st, struct symbols *sy,
@@ -532,6 +538,8 @@ void db_close(struct db *d)
 	db_load_abort(d->load);
 	if (d->h)
 		sqlite3_close(d->h);
+	if (d->loading)
+		unlink(d->path);
 	free(d->path);
 	free(d);
 }

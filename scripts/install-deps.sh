@@ -5,7 +5,8 @@
 #   scripts/install-deps.sh --check  only check; one line per missing piece
 #
 # Debian packages: libunwind-dev libdw-dev libelf-dev libsqlite3-dev
-# gnuplot-nox, plus gcc and make. The CUDA headers (cuda.h,
+# gnuplot-nox, sqlite3 (the shell, to query a report's database; the tests
+# use it), plus gcc and make. The CUDA headers (cuda.h,
 # cuda_runtime_api.h) come from the CUDA toolkit under CUDA_HOME (default
 # /usr/local/cuda); when they are missing there, Debian's nvidia-cuda-dev
 # (non-free) provides them under /usr/include and CUDA_HOME=/usr works.
@@ -29,6 +30,7 @@ need libunwind-dev have_header libunwind.h
 need libdw-dev have_header elfutils/libdw.h
 need libelf-dev have_header gelf.h
 need libsqlite3-dev have_header sqlite3.h
+need sqlite3 command -v sqlite3
 need gnuplot-nox command -v gnuplot
 
 cuda_ok=1

@@ -67,7 +67,7 @@ echo "not a database" >"$T/junk.db"
 grep -q "exists and is not a memtrace database" "$T/err" || fail "wrong message: $(cat "$T/err")"
 expect_eq "$(cat "$T/junk.db")" "not a database" "foreign file untouched"
 
-command -v sqlite3 >/dev/null 2>&1 || exit 0
+command -v sqlite3 >/dev/null 2>&1 || fail "no sqlite3 shell (scripts/install-deps.sh installs it)"
 q() { sqlite3 "$T/trace.bin.db" "$1"; }
 expect_eq "$(q "SELECT value FROM meta WHERE key = 'complete'")" 1 "load completed"
 expect_eq "$(q "SELECT count(*) FROM events")" 10 "events rows"

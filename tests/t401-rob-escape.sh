@@ -34,8 +34,6 @@ grep -qF ' we"ird\0\x0a\xff\x09 a b  é \x01' report || fail "text report: no es
 argv=$(awk '/"argv": \[/ { on = 1 } on { sub(/^ +/, ""); printf "%s", $0 } on && /\]/ { exit }' json)
 expect_eq "$argv" '"argv": ["we\"ird\\0\n\u00ff\t","a b","","é","\u0001"],' "JSON argv"
 expect_eq "$(grep -m 1 '"exe": ' json | sed 's/^ *//')" '"exe": "'"$T"'/q\"b\\s\nx\u00ffy",' "JSON exe"
-if command -v sqlite3 >/dev/null; then
-	expect_eq "$(sqlite3 trace.bin.db 'SELECT hex(exe) FROM processes')" \
-		"$(printf '%s/q"b\\s\nx\377y' "$T" | od -An -tx1 | tr -d ' \n' | tr a-f A-F)" "exe in the database"
-fi
+expect_eq "$(sqlite3 trace.bin.db 'SELECT hex(exe) FROM processes')" \
+	"$(printf '%s/q"b\\s\nx\377y' "$T" | od -An -tx1 | tr -d ' \n' | tr a-f A-F)" "exe in the database"
 exit 0
