@@ -72,6 +72,7 @@ static const char schema[] =
 /* What the loader runs once every row is in. */
 static const char closing_sql[] =
 	"COMMIT;\n"
+	"PRAGMA cache_size=-16384;\n"
 	"CREATE INDEX events_alloc ON events(alloc_id) WHERE alloc_id IS NOT NULL;\n"
 	"INSERT INTO meta VALUES ('complete', '1');\n";
 
@@ -421,7 +422,7 @@ struct db *db_open(const char *path, const char *const *traces, struct trace **t
 			 d->h ? sqlite3_errmsg(d->h) : "out of memory");
 		goto fail;
 	}
-	if (exec(d, "PRAGMA cache_size=-16384", err, errlen))
+	if (exec(d, "PRAGMA cache_size=-2048", err, errlen))
 		goto fail;
 	if (!*fresh) {
 		free(list);

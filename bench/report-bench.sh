@@ -4,8 +4,11 @@
 # threads of cudaMalloc/cudaFree pairs, on the simulated CUDA, with
 # MEMTRACE_DEPTH=4) and times a report from scratch (load into SQLite plus
 # analysis), a report reusing the database, and a report without one,
-# with /usr/bin/time -v for the peak resident memory. Prints one line per
-# run: events, seconds, events per second, peak RSS.
+# with /usr/bin/time -v for the peak resident memory. Each is run
+# BENCH_ROUNDS times (default 3) after a sync, so that the writeback of
+# earlier files does not compete for the CPUs; prints one line per kind:
+# events, median seconds (and the range), events per second at the median,
+# the largest peak RSS.
 #   make tests-build && bench/report-bench.sh            (1 M and 10 M)
 #   bench/report-bench.sh 200000                         (one size)
 # Needs about 330 MB of disk per 10 M events (trace) and as much for the
@@ -22,16 +25,30 @@ D=${BENCH_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/memtrace-bench.XXXXXX")}
 mkdir -p "$D"
 [ $# -gt 0 ] || set -- 1000000 10000000
 
-# measure LABEL EVENTS CMD...: one line of figures
+ROUNDS=${BENCH_ROUNDS:-3}
+
+# measure LABEL EVENTS FRESH CMD...: one line of figures; FRESH=1 removes
+# the database before each round
 measure() {
-	label=$1 n=$2
-	shift 2
-	"$TIME" -v "$@" >/dev/null 2>"$D/time.txt" || { echo "$label: failed:" >&2; tail -5 "$D/time.txt" >&2; return 1; }
-	s=$(sed -n 's/.*Elapsed (wall clock) time (h:mm:ss or m:ss): //p' "$D/time.txt" |
-		awk -F: '{ t = 0; for (i = 1; i <= NF; i++) t = t * 60 + $i; print t }')
-	kb=$(sed -n 's/.*Maximum resident set size (kbytes): //p' "$D/time.txt")
-	awk -v l="$label" -v n="$n" -v s="$s" -v kb="$kb" 'BEGIN {
-		printf "%-28s %10d events %8.2f s %10.0f events/s %7.1f MB peak RSS\n", l, n, s, (s > 0 ? n / s : 0), kb / 1024 }'
+	label=$1 n=$2 fresh=$3
+	shift 3
+	: >"$D/rounds.txt"
+	r=0
+	while [ $r -lt "$ROUNDS" ]; do
+		[ "$fresh" = 1 ] && rm -f "$tr.db"
+		sync
+		"$TIME" -v "$@" >/dev/null 2>"$D/time.txt" || { echo "$label: failed:" >&2; tail -5 "$D/time.txt" >&2; return 1; }
+		s=$(sed -n 's/.*Elapsed (wall clock) time (h:mm:ss or m:ss): //p' "$D/time.txt" |
+			awk -F: '{ t = 0; for (i = 1; i <= NF; i++) t = t * 60 + $i; print t }')
+		kb=$(sed -n 's/.*Maximum resident set size (kbytes): //p' "$D/time.txt")
+		echo "$s $kb" >>"$D/rounds.txt"
+		r=$((r + 1))
+	done
+	sort -n "$D/rounds.txt" | awk -v l="$label" -v n="$n" '
+		{ s[NR] = $1; if ($2 > kb) kb = $2 }
+		END { m = s[int((NR + 1) / 2)]
+		      printf "%-26s %9d events %6.2f s (%.2f-%.2f) %9.0f events/s %6.1f MB peak RSS\n",
+			l, n, m, s[1], s[NR], (m > 0 ? n / m : 0), kb / 1024 }'
 }
 
 for n in "$@"; do
@@ -43,10 +60,9 @@ for n in "$@"; do
 	fi
 	ev=$(LD_LIBRARY_PATH= "$M" report --no-db --json "$tr" | sed -n 's/^    "total": \([0-9]*\),$/\1/p')
 	echo "trace $tr: $ev events, $(du -h "$tr" | cut -f1)"
-	rm -f "$tr.db"
-	measure "report, load + analysis" "$ev" "$M" report "$tr"
-	measure "report, database reused" "$ev" "$M" report "$tr"
-	measure "report --no-db" "$ev" "$M" report --no-db "$tr"
+	measure "report, load + analysis" "$ev" 1 "$M" report "$tr"
+	measure "report, database reused" "$ev" 0 "$M" report "$tr"
+	measure "report --no-db" "$ev" 0 "$M" report --no-db "$tr"
 	echo "database: $(du -h "$tr.db" | cut -f1)"
 	rm -f "$tr.db"
 done
