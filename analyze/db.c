@@ -428,7 +428,7 @@ struct db *db_open(const char *path, const char *const *traces, struct trace **t
 		free(list);
 		return d;
 	}
-	d->loading = 1;
+	d->loading = strcmp(path, ":memory:") != 0;
 	if (exec(d, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA page_size=16384;",
 		 err, errlen) || exec(d, schema, err, errlen) || exec(d, "BEGIN", err, errlen))
 		goto fail;

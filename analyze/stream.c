@@ -142,7 +142,7 @@ static void sift_down(struct stream *s, size_t i)
 /* A run time: mono time + the process's shift, at least 0. */
 static uint64_t run_time(const struct stream *s, int proc, uint64_t time_ns)
 {
-	int64_t t = (int64_t)time_ns + s->procs[proc].shift;
+	int64_t t = (int64_t)(time_ns + (uint64_t)s->procs[proc].shift);
 
 	return t > 0 ? (uint64_t)t : 0;
 }
@@ -331,14 +331,15 @@ struct stream *stream_open(struct trace **traces, int n, char *err, size_t errle
 	if (n == 0)
 		origin = end = 0;
 	s->origin_wall = (uint64_t)origin;
-	s->duration = (uint64_t)(end - origin);
+	/* unsigned: hostile times must wrap, not overflow (found by fuzzing) */
+	s->duration = (uint64_t)end - (uint64_t)origin;
 	for (int i = 0; i < n; i++) {
 		const struct mt_file_header *h = trace_header(traces[i]);
 		struct sproc *p = &s->procs[i];
 
-		p->shift = (int64_t)(h->start_wall_ns - h->start_mono_ns) - origin;
-		p->first_t = (uint64_t)((int64_t)p->first_t - origin);
-		p->last_t = (uint64_t)((int64_t)p->last_t - origin);
+		p->shift = (int64_t)(h->start_wall_ns - h->start_mono_ns - (uint64_t)origin);
+		p->first_t -= (uint64_t)origin;
+		p->last_t -= (uint64_t)origin;
 	}
 	s->heap = calloc(s->nstarts ? s->nstarts : 1, sizeof(*s->heap));
 	if (!s->heap)

@@ -147,8 +147,9 @@ echo "memtrace bench: $ROUNDS rounds of $PAIRS alloc/free pairs per thread" >&2
 		echo
 		echo "\`memtrace report\` on traces of rt-threads (4 threads, MEMTRACE_DEPTH=4): the"
 		echo "first report (load into SQLite + analysis), with the database reused, and"
-		echo "without a database (bench/report-bench.sh). Targets: >= 1 M events/s end to"
-		echo "end, < 200 MB at 10 M events."
+		echo "without a database (bench/report-bench.sh): the median of 3 runs, each after"
+		echo "a sync, with the range; the peak RSS is the largest of the 3. Targets: >= 1 M"
+		echo "events/s end to end on 2 cores, < 200 MB at 10 M events."
 		echo
 		echo '```'
 		bench/report-bench.sh ${REPORT_EVENTS:-1000000 10000000}
