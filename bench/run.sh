@@ -154,6 +154,13 @@ echo "memtrace bench: $ROUNDS rounds of $PAIRS alloc/free pairs per thread" >&2
 		echo '```'
 		bench/report-bench.sh ${REPORT_EVENTS:-1000000 10000000}
 		echo '```'
+		echo
+		echo "Where a first report's time goes at 10 M events (timestamps added by hand):"
+		echo "0.55 s checking and scanning the trace; 3.6 s for the analysis pass, bound by"
+		echo "the loader thread's inserts (about 0.35 us per row) while the pass itself"
+		echo "needs 0.7 s of the other core; 1.6 s for the index on alloc_id, overlapped"
+		echo "with the shared memory pass. Without a database the report reads the 306 MB"
+		echo "trace four times (check, scan, pass, replay to the peak) in 2.2 s."
 	fi
 	echo
 	echo "The load and fault versions (16 threads x 1 M pairs against the simulator's log,"
