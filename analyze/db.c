@@ -19,6 +19,8 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,6 +87,52 @@ struct db {
 	char *err;
 	size_t errlen;
 };
+
+/*
+ * While a database is being loaded, SIGINT, SIGTERM and SIGHUP (Ctrl-C, a
+ * job killed) remove the half-written file before the signal takes its
+ * usual course, as a failed load does. A signal the user ignores stays
+ * ignored.
+ */
+static const int guarded[] = { SIGINT, SIGTERM, SIGHUP };
+static struct sigaction unguarded[3];
+static char guarded_path[PATH_MAX];
+static volatile sig_atomic_t guarding;
+
+static void on_guarded_signal(int sig)
+{
+	if (guarding)
+		unlink(guarded_path);
+	raise(sig);         /* SA_RESETHAND: the default action, once we return */
+}
+
+static void guard_start(const char *path)
+{
+	struct sigaction sa;
+
+	if (!path || strlen(path) >= sizeof(guarded_path))
+		return;
+	strcpy(guarded_path, path);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_guarded_signal;
+	sa.sa_flags = SA_RESETHAND;
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < 3; i++) {
+		sigaction(guarded[i], NULL, &unguarded[i]);
+		if (unguarded[i].sa_handler != SIG_IGN)
+			sigaction(guarded[i], &sa, NULL);
+	}
+	guarding = 1;
+}
+
+static void guard_end(void)
+{
+	if (!guarding)
+		return;
+	guarding = 0;
+	for (size_t i = 0; i < 3; i++)
+		sigaction(guarded[i], &unguarded[i], NULL);
+}
 
 static int exec(struct db *d, const char *sql, char *err, size_t errlen)
 {
@@ -225,8 +273,8 @@ static int step(struct db *d, sqlite3_stmt *st)
 	return 0;
 }
 
-static int load_static(struct db *d, const char *const *traces, struct trace **t, int n,
-		       struct stream *s, const char *list, char *err, size_t errlen)
+/* The meta rows that say whose file this is and what it holds. */
+static int write_meta(struct db *d, const char *list, char *err, size_t errlen)
 {
 	sqlite3_stmt *st = NULL;
 	int rc = -1;
@@ -246,10 +294,17 @@ static int load_static(struct db *d, const char *const *traces, struct trace **t
 	}
 	sqlite3_bind_text(st, 1, "schema_version", -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 2, sv, -1, SQLITE_STATIC);
-	if (step(d, st))
-		goto out;
+	rc = step(d, st);
+out:
 	sqlite3_finalize(st);
-	st = NULL;
+	return rc;
+}
+
+static int load_static(struct db *d, const char *const *traces, struct trace **t, int n,
+		       struct stream *s, char *err, size_t errlen)
+{
+	sqlite3_stmt *st = NULL;
+	int rc = -1;
 
 	if (prep(d, &st, "INSERT INTO apis VALUES (?1, ?2)", err, errlen))
 		goto out;
@@ -392,6 +447,7 @@ struct db *db_open(const char *path, const char *const *traces, struct trace **t
 {
 	struct db *d = calloc(1, sizeof(*d));
 	char *list = trace_list(traces, n);
+	struct stat st;
 	int ex;
 
 	if (!d || !list || !(d->path = strdup(path))) {
@@ -401,8 +457,9 @@ struct db *db_open(const char *path, const char *const *traces, struct trace **t
 	d->err = err;
 	d->errlen = errlen;
 	*fresh = 1;
-	if (access(path, F_OK) == 0) {
-		ex = check_existing(path, list, traces, n);
+	if (stat(path, &st) == 0) {
+		/* an empty file holds nothing to lose (a report killed at once) */
+		ex = st.st_size ? check_existing(path, list, traces, n) : 0;
 		if (ex < 0) {
 			snprintf(err, errlen, "'%s' exists and is not a memtrace database; "
 				 "remove it or choose another with --db", path);
@@ -415,6 +472,8 @@ struct db *db_open(const char *path, const char *const *traces, struct trace **t
 			goto fail;
 		}
 	}
+	if (*fresh)
+		guard_start(strcmp(path, ":memory:") ? path : NULL);
 	/* serialized: the loader's thread and the symbol cache share it */
 	if (sqlite3_open_v2(path, &d->h, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
 			    SQLITE_OPEN_FULLMUTEX, NULL) != SQLITE_OK) {
@@ -429,10 +488,13 @@ struct db *db_open(const char *path, const char *const *traces, struct trace **t
 		return d;
 	}
 	d->loading = strcmp(path, ":memory:") != 0;
-	if (exec(d, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA page_size=16384;",
-		 err, errlen) || exec(d, schema, err, errlen) || exec(d, "BEGIN", err, errlen))
+	/* the schema and meta first, in a transaction of their own: a report
+	   killed while loading leaves a file the next one knows to rebuild */
+	if (exec(d, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA page_size=16384;"
+		 " BEGIN;", err, errlen) || exec(d, schema, err, errlen) ||
+	    write_meta(d, list, err, errlen) || exec(d, "COMMIT; BEGIN;", err, errlen))
 		goto fail;
-	if (load_static(d, traces, t, n, s, list, err, errlen) ||
+	if (load_static(d, traces, t, n, s, err, errlen) ||
 	    !(d->load = db_load_start(d->h, d->path, closing_sql, err, errlen)))
 		goto fail;
 	free(list);
@@ -461,6 +523,7 @@ int db_finish(struct db *d, char *err, size_t errlen)
 	if (l && db_load_wait(l, err, errlen))
 		return -1;
 	d->loading = 0;
+	guard_end();
 	return 0;
 }
 
@@ -541,6 +604,7 @@ void db_close(struct db *d)
 		sqlite3_close(d->h);
 	if (d->loading)
 		unlink(d->path);
+	guard_end();
 	free(d->path);
 	free(d);
 }

@@ -5,7 +5,8 @@
 # 4,096 rows) holds exactly the trace's events, numbered 1..N in time
 # order, each free paired with the allocation it ends; a database that
 # cannot grow stops the report with one line and exit 1 and is removed,
-# and the next report builds it.
+# and the next report builds it; so does a report killed by SIGTERM, and
+# the file a SIGKILL leaves is rebuilt by the next report.
 . "$(dirname "$0")/lib.sh"
 
 GEN=$B/tests/unit/test-analyze-reader
@@ -63,4 +64,31 @@ grep -qE "^memtrace: 'small\.db': (disk I/O error|database or disk is full)$" er
 "$MEMTRACE" report --db small.db big.bin >out 2>err || fail "rebuild exited $?: $(cat err)"
 expect_eq "$(q small.db "SELECT count(*) FROM events")" 100000 "rebuilt database: events"
 expect_eq "$(q small.db "SELECT value FROM meta WHERE key = 'complete'")" 1 "rebuilt database: complete"
+
+# --- a report killed while loading, at a few moments: SIGTERM removes the
+# half-written file (or the report had finished); after SIGKILL the file
+# is left, and the next report knows it as its own and rebuilds it
+for delay in 0.01 0.03 0.06 0.1; do
+	"$MEMTRACE" report --db term.db big.bin >/dev/null 2>&1 &
+	pid=$!
+	sleep $delay
+	kill -TERM $pid 2>/dev/null
+	wait $pid
+	st=$?
+	if [ $st = 0 ]; then
+		expect_eq "$(q term.db "SELECT value FROM meta WHERE key = 'complete'")" 1 "SIGTERM after $delay s: complete"
+	else
+		expect_eq "$st" 143 "SIGTERM after $delay s: exit status"
+		[ -e term.db ] && fail "SIGTERM after $delay s: the half-written database is left"
+	fi
+	rm -f term.db
+	"$MEMTRACE" report --db kill.db big.bin >/dev/null 2>&1 &
+	pid=$!
+	sleep $delay
+	kill -KILL $pid 2>/dev/null
+	wait $pid 2>/dev/null
+	"$MEMTRACE" report --db kill.db big.bin >/dev/null 2>err || fail "report after SIGKILL at $delay s: $(cat err)"
+	expect_eq "$(q kill.db "SELECT count(*) FROM events")" 100000 "report after SIGKILL at $delay s: events"
+	rm -f kill.db
+done
 exit 0
