@@ -201,6 +201,20 @@ static int time_delta(const unsigned char *p, uint32_t *delta)
 	return 0;
 }
 
+/* Lets go of the file bytes [from, to) in this process's memory. */
+static void trace_release(const struct trace *t, uint64_t from, uint64_t to)
+{
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+
+	if (!t->mapped || from >= to)
+		return;
+	from &= ~(page - 1);
+	if (from >= t->size)
+		return;
+	to = to > t->size ? t->size : to;
+	(void)madvise((void *)(t->map + from), (size_t)(to - from), MADV_DONTNEED);
+}
+
 /* Lets go of group g of slabs. */
 static void release_group(const struct trace *t, uint64_t g)
 {
@@ -474,19 +488,6 @@ static struct trace *validate(struct trace *t, char *err, size_t errlen)
 	t->stats.truncated = t->size < t->header_size || t->stats.cut_bytes;
 	trace_release(t, 0, t->size);
 	return t;
-}
-
-void trace_release(const struct trace *t, uint64_t from, uint64_t to)
-{
-	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
-
-	if (!t->mapped || from >= to)
-		return;
-	from &= ~(page - 1);
-	if (from >= t->size)
-		return;
-	to = to > t->size ? t->size : to;
-	(void)madvise((void *)(t->map + from), (size_t)(to - from), MADV_DONTNEED);
 }
 
 struct trace *trace_open(const char *path, char *err, size_t errlen)

@@ -21,7 +21,11 @@
  *
  * The file is mapped, not copied: it must not shrink while it is open (a
  * read past its new end would raise SIGBUS). Traces are read after their
- * process has exited, so this does not arise in practice.
+ * process has exited, so this does not arise in practice. Once every slab
+ * of a 1 MiB group has been left (by trace_next() or trace_slab_done()),
+ * the reader lets go of the group's pages (they are read again from the
+ * page cache when next touched), so resident memory follows the slabs
+ * being read, not the trace's size.
  *
  * Functions return NULL / -1 on failure with a message in err (no
  * "memtrace: " prefix, no newline); they never print and never exit.
@@ -94,14 +98,6 @@ struct trace *trace_open(const char *path, char *err, size_t errlen);
 struct trace *trace_open_buffer(const void *buf, size_t len, const char *name, char *err,
 				size_t errlen);
 void trace_close(struct trace *t);
-/*
- * Lets go of the file bytes [from, to) in this process's memory: a mapped
- * trace's pages are read again from the page cache when next touched. The
- * reader calls it on each 1 MiB group of slabs once every slab of the group
- * has been left (by trace_next() or trace_slab_done()), so resident memory
- * follows the slabs being read, not the trace's size.
- */
-void trace_release(const struct trace *t, uint64_t from, uint64_t to);
 
 const char *trace_path(const struct trace *t);
 const struct mt_file_header *trace_header(const struct trace *t);
