@@ -76,6 +76,15 @@ struct db_load {
 
 /* --- the virtual table over a batch ------------------------------------------ */
 
+/* "c0, c1, ..." for table t, the first column written as first. */
+static void column_list(char *buf, size_t len, int t, const char *first)
+{
+	size_t n = (size_t)snprintf(buf, len, "%s", first);
+
+	for (int c = 1; c < tables[t].ncols && n < len; c++)
+		n += (size_t)snprintf(buf + n, len - n, ", c%d", c);
+}
+
 struct load_vtab {
 	sqlite3_vtab base;
 	struct db_load *l;
@@ -91,8 +100,8 @@ static int vt_connect(sqlite3 *h, void *aux, int argc, const char *const *argv,
 		      sqlite3_vtab **out, char **errp)
 {
 	struct load_vtab *v;
-	char decl[256];
-	int t, len;
+	char cols[160], decl[192];
+	int t;
 
 	for (t = 0; t < NTABLES; t++)
 		if (argc == 4 && !strcmp(argv[3], tables[t].name))
@@ -101,10 +110,8 @@ static int vt_connect(sqlite3 *h, void *aux, int argc, const char *const *argv,
 		*errp = sqlite3_mprintf("memtrace_load: unknown table");
 		return SQLITE_ERROR;
 	}
-	len = snprintf(decl, sizeof(decl), "CREATE TABLE x(");
-	for (int c = 0; c < tables[t].ncols; c++)
-		len += snprintf(decl + len, sizeof(decl) - (size_t)len, "%sc%d", c ? "," : "", c);
-	snprintf(decl + len, sizeof(decl) - (size_t)len, ")");
+	column_list(cols, sizeof(cols), t, "c0");
+	snprintf(decl, sizeof(decl), "CREATE TABLE x(%s)", cols);
 	if (sqlite3_declare_vtab(h, decl) != SQLITE_OK)
 		return SQLITE_ERROR;
 	v = sqlite3_malloc(sizeof(*v));
@@ -449,7 +456,7 @@ struct db_load *db_load_start(sqlite3 *h, const char *path, const char *closing_
 			      size_t errlen)
 {
 	struct db_load *l = calloc(1, sizeof(*l));
-	char sql[256];
+	char cols[160], sql[256];
 
 	if (!l || !(l->closing_sql = strdup(closing_sql))) {
 		free(l);
@@ -474,12 +481,9 @@ struct db_load *db_load_start(sqlite3 *h, const char *path, const char *closing_
 			 tables[t].name, tables[t].name);
 		if (sqlite3_exec(h, sql, NULL, NULL, NULL) != SQLITE_OK)
 			goto sqlerr;
-		int len = snprintf(sql, sizeof(sql), "INSERT INTO %s SELECT %s", tables[t].name,
-				   tables[t].auto_id ? "NULL" : "c0");
-
-		for (int c = 1; c < tables[t].ncols; c++)
-			len += snprintf(sql + len, sizeof(sql) - (size_t)len, ", c%d", c);
-		snprintf(sql + len, sizeof(sql) - (size_t)len, " FROM temp.load_%s", tables[t].name);
+		column_list(cols, sizeof(cols), t, tables[t].auto_id ? "NULL" : "c0");
+		snprintf(sql, sizeof(sql), "INSERT INTO %s SELECT %s FROM temp.load_%s",
+			 tables[t].name, cols, tables[t].name);
 		if (sqlite3_prepare_v2(h, sql, -1, &l->insert[t], NULL) != SQLITE_OK)
 			goto sqlerr;
 	}

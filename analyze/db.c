@@ -7,10 +7,16 @@
  * bulk loader (db-load.c), so events are inserted in time order (events.id
  * is that order) with each free already paired with its allocation
  * (alloc_id, and the allocation's bytes and device). All rows go in one
- * transaction, with the journal and fsync off while loading; the index is
- * built after, on the loader's thread. Memory does not grow with the
- * trace: SQLite's page cache is bounded, the loader holds two batches of
- * rows, and nothing else is kept per row.
+ * transaction, without fsync; the index is built after, on the loader's
+ * thread. Memory does not grow with the trace: SQLite's page cache is
+ * bounded, the loader holds two batches of rows, and nothing else is kept
+ * per row.
+ *
+ * A killed load: the schema and meta rows are committed first, and SQLite's
+ * rollback journal stays on (it costs little here: the rows go to new
+ * pages, which are not journaled), so the next report rolls back what a
+ * SIGKILL left, finds the file is its own and incomplete, and rebuilds it.
+ * SIGINT, SIGTERM and SIGHUP, and a failed load, remove the file.
  *
  * Reuse: meta.traces lists the traces loaded (path, size, mtime in ns), and
  * meta.complete is written last. A later run reuses the file only when the
@@ -96,13 +102,15 @@ struct db {
  */
 static const int guarded[] = { SIGINT, SIGTERM, SIGHUP };
 static struct sigaction unguarded[3];
-static char guarded_path[PATH_MAX];
+static char guarded_path[PATH_MAX], guarded_journal[PATH_MAX + 8];
 static volatile sig_atomic_t guarding;
 
 static void on_guarded_signal(int sig)
 {
-	if (guarding)
+	if (guarding) {
 		unlink(guarded_path);
+		unlink(guarded_journal);
+	}
 	raise(sig);         /* SA_RESETHAND: the default action, once we return */
 }
 
@@ -113,6 +121,7 @@ static void guard_start(const char *path)
 	if (!path || strlen(path) >= sizeof(guarded_path))
 		return;
 	strcpy(guarded_path, path);
+	snprintf(guarded_journal, sizeof(guarded_journal), "%s-journal", path);
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_guarded_signal;
 	sa.sa_flags = SA_RESETHAND;
@@ -202,11 +211,27 @@ static int check_existing(const char *path, const char *list, const char *const 
 	sqlite3 *h;
 	sqlite3_stmt *st;
 	struct stat dst, tst;
-	int ok = 0, ours = 0, complete = 0, schema_ok = 0;
+	int ok = 0, ours = 0, complete = 0, schema_ok = 0, tables = -1;
 
-	if (sqlite3_open_v2(path, &h, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+	/* read-write where it can: SQLite then rolls back what a load
+	   killed in the middle left in its journal */
+	if (sqlite3_open_v2(path, &h, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
 		sqlite3_close(h);
-		return -1;
+		if (sqlite3_open_v2(path, &h, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+			sqlite3_close(h);
+			return -1;
+		}
+	}
+	/* an empty database (a report killed before its first commit, or an
+	   empty file) holds nothing to lose */
+	if (sqlite3_prepare_v2(h, "SELECT count(*) FROM sqlite_schema", -1, &st, NULL) == SQLITE_OK) {
+		if (sqlite3_step(st) == SQLITE_ROW)
+			tables = sqlite3_column_int(st, 0);
+		sqlite3_finalize(st);
+	}
+	if (tables == 0) {
+		sqlite3_close(h);
+		return 0;
 	}
 	if (sqlite3_prepare_v2(h, "SELECT key, value FROM meta", -1, &st, NULL) == SQLITE_OK) {
 		while (sqlite3_step(st) == SQLITE_ROW) {
@@ -447,7 +472,6 @@ struct db *db_open(const char *path, const char *const *traces, struct trace **t
 {
 	struct db *d = calloc(1, sizeof(*d));
 	char *list = trace_list(traces, n);
-	struct stat st;
 	int ex;
 
 	if (!d || !list || !(d->path = strdup(path))) {
@@ -457,9 +481,8 @@ struct db *db_open(const char *path, const char *const *traces, struct trace **t
 	d->err = err;
 	d->errlen = errlen;
 	*fresh = 1;
-	if (stat(path, &st) == 0) {
-		/* an empty file holds nothing to lose (a report killed at once) */
-		ex = st.st_size ? check_existing(path, list, traces, n) : 0;
+	if (access(path, F_OK) == 0) {
+		ex = check_existing(path, list, traces, n);
 		if (ex < 0) {
 			snprintf(err, errlen, "'%s' exists and is not a memtrace database; "
 				 "remove it or choose another with --db", path);
@@ -490,7 +513,7 @@ struct db *db_open(const char *path, const char *const *traces, struct trace **t
 	d->loading = strcmp(path, ":memory:") != 0;
 	/* the schema and meta first, in a transaction of their own: a report
 	   killed while loading leaves a file the next one knows to rebuild */
-	if (exec(d, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA page_size=16384;"
+	if (exec(d, "PRAGMA synchronous=OFF; PRAGMA page_size=16384;"
 		 " BEGIN;", err, errlen) || exec(d, schema, err, errlen) ||
 	    write_meta(d, list, err, errlen) || exec(d, "COMMIT; BEGIN;", err, errlen))
 		goto fail;
@@ -602,8 +625,13 @@ void db_close(struct db *d)
 	db_load_abort(d->load);
 	if (d->h)
 		sqlite3_close(d->h);
-	if (d->loading)
+	if (d->loading) {
+		char journal[PATH_MAX + 8];
+
 		unlink(d->path);
+		snprintf(journal, sizeof(journal), "%s-journal", d->path);
+		unlink(journal);
+	}
 	guard_end();
 	free(d->path);
 	free(d);
