@@ -160,7 +160,8 @@ echo "memtrace bench: $ROUNDS rounds of $PAIRS alloc/free pairs per thread" >&2
 		echo "the loader thread's inserts (about 0.35 us per row) while the pass itself"
 		echo "needs 0.7 s of the other core; 1.6 s for the index on alloc_id, overlapped"
 		echo "with the shared memory pass. Without a database the report reads the 306 MB"
-		echo "trace in five walks (check, scan, pass, replay up to the peak, shared memory) in 2.2 s."
+		echo "trace in five walks (check, scan, pass, replay up to the peak, shared memory): the"
+		echo "--no-db line above."
 	fi
 	echo
 	echo "The load and fault versions (16 threads x 1 M pairs against the simulator's log,"
