@@ -7,12 +7,13 @@
  * A full batch goes to the loader thread, which inserts each table's rows
  * with one statement, INSERT INTO T SELECT * FROM temp.load_T, where
  * load_T is a virtual table over the batch: SQLite appends the rows in one
- * loop rather than one bind per value and one step per row (about three
- * times faster; bench/RESULTS.md). There are two batches: the pass fills
- * one while the thread inserts the other, so loading and analysis share
- * the two cores of a small machine. When the pass ends (the sink's end()),
- * the thread inserts the last batch, runs the closing SQL (commit, index)
- * and stops, while the analysis replays to its peaks.
+ * loop rather than one bind per value and one step per row (about 0.35 us
+ * a row instead of 1 us on the bench machine). There are two batches: the
+ * pass fills one while the thread inserts the other, so loading and
+ * analysis share the two cores of a small machine. When the pass ends (the
+ * sink's end()), the thread inserts the last batch, runs the closing SQL
+ * (commit, index) and stops, while the analysis replays to its peaks and
+ * walks the shared memory records.
  *
  * An error on the thread (a full disk) is kept; the next sink call returns
  * it, so the pass stops, and db_load_wait() reports it. Where SQLite was
@@ -27,7 +28,6 @@
 #include "db-load.h"
 
 #define BATCH_ROWS 4096
-#define MAX_COLS 14
 
 enum { T_EVENTS, T_EVENT_EX, T_POOLS, T_MEMINFO, T_NOTES, NTABLES };
 
