@@ -265,11 +265,11 @@ static int scan_trace(struct stream *s, int pi, size_t *cap_starts, int64_t *fir
 			s->starts[s->nstarts].proc = pi;
 			undue = is_state(r.type) ? SIZE_MAX : s->nstarts;
 			s->nstarts++;
+			if (w < *first_wall)
+				*first_wall = w;
 		} else if (undue != SIZE_MAX && is_state(r.type)) {
 			s->starts[undue].due = due_at(&r);
 			undue = SIZE_MAX;
-			if (w < *first_wall)
-				*first_wall = w;
 		}
 		if (w > *last_wall)
 			*last_wall = w;

@@ -899,6 +899,47 @@ static void test_merge_order(void)
 	}
 }
 
+/*
+ * The run starts at the earliest header start or record: a slab whose time
+ * base is 1000 ns before its header's start (the first event of a thread
+ * whose file another thread created) moves the origin back by 1000 ns.
+ */
+static void test_origin(void)
+{
+	struct tb tb;
+	struct cursor c;
+	struct trace *t;
+	struct stream *st;
+	struct srec r;
+	char err[256];
+
+	TEST("origin: a record before the header's start") {
+		tb_init(&tb, 4096, 2);
+		c = tb_slab(&tb, 0, 1, START_MONO + 200);
+		put_event(&c, MT_REC_ALLOC, MT_KIND_DEVICE, 0, 0, 0x1000, 256, MT_API_cudaMalloc, 0);
+		c = tb_slab(&tb, 1, 2, START_MONO - 1000);
+		put_event(&c, MT_REC_ALLOC, MT_KIND_DEVICE, 0, 0, 0x2000, 256, MT_API_cudaMalloc, 0);
+		t = open_tb(&tb, tb.size, err, sizeof(err));
+		free(tb.buf);
+		CHECK(t != NULL);
+		if (!t)
+			break;
+		st = stream_open(&t, 1, err, sizeof(err));
+		CHECK(st != NULL);
+		if (st) {
+			CHECK_EQ_U64(stream_origin_wall(st), trace_header(t)->start_wall_ns - 1000);
+			CHECK(stream_next(st, &r) == 1);
+			CHECK_EQ_U64(r.t, 0);
+			CHECK_EQ_U64(r.rec.tid, 2);
+			CHECK(stream_next(st, &r) == 1);
+			CHECK_EQ_U64(r.t, 1200);
+			CHECK_EQ_U64(stream_duration(st), 1200);
+			stream_close(st);
+		}
+		trace_close(t);
+	}
+}
+
 /* This process's resident file-backed memory in KiB. */
 static uint64_t rss_file_kib(void)
 {
@@ -1007,6 +1048,7 @@ int main(int argc, char **argv)
 	test_names();
 	test_resident();
 	test_merge_order();
+	test_origin();
 	unlink(tmp_path());
 	return test_report(__FILE__);
 }
