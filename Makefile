@@ -38,8 +38,8 @@ endif
 # --- sources --------------------------------------------------------------
 PRELOAD_SRC := $(wildcard preload/*.c)
 PRELOAD_ASM := $(wildcard preload/*.S)
-ANALYZE_SRC := $(wildcard analyze/*.c)
-ANALYZE_MAIN := analyze/memtrace.c
+ANALYZE_SRC := $(wildcard analyze/*/*.c)
+ANALYZE_MAIN := analyze/cli/memtrace.c
 SIMDRV_SRC := $(wildcard tests/simcuda/driver/*.c)
 SIMRT_SRC := $(wildcard tests/simcuda/runtime/*.c)
 UNIT_SRC := $(wildcard tests/unit/test-*.c)
@@ -92,6 +92,8 @@ EXTRA_CFLAGS_preload := -fvisibility=hidden -ftls-model=initial-exec
 # The simulated driver and runtime never call their own exported symbols
 # through the PLT, as the real libraries don't.
 EXTRA_CFLAGS_tests := -fvisibility=hidden
+# The analyzer includes its headers by folder: "model/analysis.h".
+EXTRA_CFLAGS_analyze := -Ianalyze
 
 # --- link -----------------------------------------------------------------
 $(B)/libmemtrace.so: $(PRELOAD_OBJ)
@@ -217,12 +219,12 @@ FUZZ_ARGS ?=
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 FUZZ_SRC := $(filter-out $(ANALYZE_MAIN),$(ANALYZE_SRC))
 FUZZ_OBJ := $(patsubst %.c,$(B)/fuzz/obj/%.o,$(FUZZ_SRC))
-FUZZ_DEPS := $(wildcard analyze/*.h include/memtrace/*.h)
+FUZZ_DEPS := $(wildcard analyze/*/*.h include/memtrace/*.h)
 
 $(B)/fuzz/obj/%.o: %.c $(FUZZ_DEPS)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  FUZZCC  $<")
-	$(Q)$(FUZZ_CC) $(CPPFLAGS) -std=gnu11 $(WARN) -O1 -g -fsanitize=fuzzer-no-link $(FUZZ_SAN) -c $< -o $@
+	$(Q)$(FUZZ_CC) $(CPPFLAGS) -Ianalyze -std=gnu11 $(WARN) -O1 -g -fsanitize=fuzzer-no-link $(FUZZ_SAN) -c $< -o $@
 
 $(B)/fuzz/fuzz-trace: tests/fuzz/fuzz-trace.c $(FUZZ_OBJ) $(FUZZ_DEPS)
 	@$(if $(Q),echo "  FUZZLD  $@")

@@ -58,7 +58,7 @@
  * MT_REC_PYCODE record, written by the thread that inserted it, with the
  * strings (UTF-8, encoded here from the str's code points) and the raw line
  * table copied at first sight; the analyzer decodes lines later
- * (analyze/pyframes.c). The table is lock-free like the stack table
+ * (analyze/trace/pyframes.c). The table is lock-free like the stack table
  * (stacks.c): immutable entries in a bump arena, published by CAS, never
  * removed; when it is full, frames get code id 0 ("unknown").
  */

@@ -1,6 +1,6 @@
 /*
  * fuzz-trace.c - libFuzzer target for everything in memtrace that reads a
- * trace: the validating reader (analyze/trace-read.c), `memtrace dump`, and
+ * trace: the validating reader (analyze/trace/trace-read.c), `memtrace dump`, and
  * `memtrace report` with its SQLite loader and analysis.
  *
  * A trace is untrusted input (a file from another user's process, or one
@@ -36,8 +36,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "cmd.h"
-#include "trace-read.h"
+#include "cli/cmd.h"
+#include "trace/trace-read.h"
 
 static int memfd = -1;
 static char memfd_path[64];

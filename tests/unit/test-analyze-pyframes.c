@@ -1,12 +1,12 @@
 /*
- * test-analyze-pyframes.c - line table decoding (analyze/pyframes.c) on
+ * test-analyze-pyframes.c - line table decoding (analyze/trace/pyframes.c) on
  * real tables: a known snippet compiled by CPython 3.9 to 3.13, every code
  * object's raw table and the line of each instruction as that interpreter
  * reports it (tests/unit/pyframes-data.h, from gen-pyframes-data.sh). Also
  * the frame encoding and which files are the user's own code.
  */
 #include "testhelp.h"
-#include "pyframes.h"
+#include "trace/pyframes.h"
 
 struct code_case {
 	unsigned version;

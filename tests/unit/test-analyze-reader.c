@@ -1,5 +1,5 @@
 /*
- * test-analyze-reader.c - the trace reader (analyze/trace-read.c) on
+ * test-analyze-reader.c - the trace reader (analyze/trace/trace-read.c) on
  * synthetic traces built here straight from trace-format.h: decoded values,
  * slab and time rules, damage a killed process leaves (torn record, cut
  * file), malformed input that must be refused with the exact message, and
@@ -15,9 +15,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "stream.h"
+#include "trace/stream.h"
 #include "testhelp.h"
-#include "trace-read.h"
+#include "trace/trace-read.h"
 
 #define START_MONO 1000000000ull
 #define HS 4096             /* header_size of the test traces: their slab size */

@@ -1,5 +1,5 @@
 /*
- * test-analyze-report.c - the analysis pass (analyze/account.c and the
+ * test-analyze-report.c - the analysis pass (analyze/model/account.c and the
  * metric modules) on traces built here, with numbers worked out by hand:
  * the merge of slabs into time order, a free before the next allocation at
  * the same address, pool accounting with and without POOL records, the
@@ -9,7 +9,7 @@
 #define _GNU_SOURCE
 #include <stdlib.h>
 
-#include "analysis.h"
+#include "model/analysis.h"
 #include "testhelp.h"
 
 #define SLAB 4096

@@ -1,5 +1,5 @@
 /*
- * test-analyze-shm.c - the shared memory analysis (analyze/shm.c) on
+ * test-analyze-shm.c - the shared memory analysis (analyze/model/shm.c) on
  * constructed records: the two PyTorch strategies, leaks, peaks, several
  * processes, failures; and the reader's checks of MT_REC_SHM records.
  * The end-to-end tests (tests/t60x-shm-*.sh) see the module through
@@ -10,7 +10,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 
-#include "shm.h"
+#include "model/shm.h"
 #include "testhelp.h"
 
 #define MiB (1ull << 20)

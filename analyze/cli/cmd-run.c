@@ -1,0 +1,556 @@
+/*
+ * cmd-run.c - memtrace run [-o FILE] [--depth N] [--no-follow] [--] CMD...:
+ * runs CMD with libmemtrace.so preloaded, waits for it, lists the traces
+ * written, and exits with CMD's status.
+ *
+ * The command talks to the library only through the MEMTRACE_* variables of
+ * docs/environment.md. It picks a random MEMTRACE_RUN_ID, which the library
+ * writes into every trace header: after the run, the files named like the
+ * output (STEM.bin, STEM.*.bin) whose header holds that id are this run's,
+ * whatever else lies in the directory.
+ *
+ * Before starting CMD it checks what it can: the library exists, the output
+ * directory is writable, and the output path is either free or a stale
+ * memtrace trace (removed, since the library never overwrites a file). It
+ * refuses with one line and exit 2 rather than run a command whose trace
+ * would be lost.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/cmd.h"
+#include "trace/trace-read.h"
+
+#define LIB_NAME "libmemtrace.so"
+#define DEFAULT_OUTPUT "trace.bin"
+#define MAX_DEPTH_OPT 256
+
+static const char usage_text[] =
+	"usage: memtrace run [-o FILE] [--depth N] [--no-follow] [--] CMD [ARGS...]\n"
+	"\n"
+	"Runs CMD with libmemtrace.so preloaded and records its CUDA memory calls.\n"
+	"\n"
+	"  -o, --output FILE  trace of the first process (default: trace.bin here);\n"
+	"                     other processes write STEM.PID.bin beside it\n"
+	"  --depth N          native frames per backtrace, 0 to 256 (default 64,\n"
+	"                     0 records no stacks)\n"
+	"  --no-follow        trace only the first process, not its descendants\n"
+	"\n"
+	"A stale trace at FILE is replaced; any other file there is left alone and\n"
+	"the run refused. At the end the traces written are listed on stderr.\n"
+	"\n"
+	"exit status: CMD's status, 128+N when signal N killed it, 127 when CMD\n"
+	"cannot be found, 126 when it cannot be run; 2 usage error (before CMD runs)\n";
+
+struct options {
+	const char *output;
+	const char *depth;          /* NULL: the environment's or the default */
+	int no_follow;
+	char **cmd;
+};
+
+/* Where the traces go, worked out from -o. */
+struct outpath {
+	char abs[PATH_MAX];         /* absolute output path */
+	char dir[PATH_MAX];         /* absolute directory */
+	char shown_dir[PATH_MAX];   /* the directory as the user wrote it, with '/', or "" */
+	const char *base;           /* file name of the output, in abs */
+	char stem[NAME_MAX + 1];    /* base without ".bin" */
+};
+
+static volatile sig_atomic_t child_pid;
+
+static int parse_options(int argc, char **argv, struct options *o)
+{
+	int i;
+
+	memset(o, 0, sizeof(*o));
+	o->output = DEFAULT_OUTPUT;
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i], *val = NULL;
+
+		if (!strcmp(a, "--")) {
+			i++;
+			break;
+		}
+		if (a[0] != '-' || !a[1])
+			break;
+		if (cli_is_help(a))
+			return 1;
+		if (!strcmp(a, "--no-follow")) {
+			o->no_follow = 1;
+			continue;
+		}
+		int is_output = !strcmp(a, "-o") || !strncmp(a, "--output", 8);
+
+		if (!strncmp(a, "--output=", 9)) {
+			val = a + 9;
+		} else if (!strncmp(a, "--depth=", 8)) {
+			val = a + 8;
+		} else if (!strncmp(a, "-o", 2) && a[2] && a[1] == 'o') {
+			val = a + 2;
+			is_output = 1;
+		} else if (!strcmp(a, "-o") || !strcmp(a, "--output") || !strcmp(a, "--depth")) {
+			if (i + 1 >= argc)
+				return -cli_usage_error("run", "option '%s' needs a value", a);
+			val = argv[++i];
+		} else {
+			return -cli_usage_error("run", "unknown option '%s'", a);
+		}
+		if (is_output) {
+			if (!*val)
+				return -cli_usage_error("run", "empty output file name");
+			o->output = val;
+		} else {
+			char *end;
+			long d;
+
+			errno = 0;
+			d = strtol(val, &end, 10);
+			if (!*val || *end || errno || d < 0 || d > MAX_DEPTH_OPT)
+				return -cli_usage_error("run", "bad --depth '%s': expected a number from 0 to %d",
+							val, MAX_DEPTH_OPT);
+			o->depth = val;
+		}
+	}
+	if (i >= argc)
+		return -cli_usage_error("run", "no command given");
+	o->cmd = argv + i;
+	return 0;
+}
+
+static int is_file(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/*
+ * The library beside this executable (the build tree), else the installed
+ * layout PREFIX/bin/memtrace + PREFIX/lib/memtrace/libmemtrace.so.
+ * Returns 0 with the canonical path in lib, or -1 after saying why.
+ */
+static int find_library(char *lib, size_t len)
+{
+	char exe[PATH_MAX], a[PATH_MAX + 64], b[PATH_MAX + 64], *slash;
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	if (n <= 0) {
+		cli_error("cannot find the memtrace executable: %s", strerror(errno));
+		return -1;
+	}
+	exe[n] = '\0';
+	slash = strrchr(exe, '/');
+	if (slash)
+		*slash = '\0';
+	snprintf(a, sizeof(a), "%s/%s", exe, LIB_NAME);
+	snprintf(b, sizeof(b), "%s/../lib/memtrace/%s", exe, LIB_NAME);
+	if (!is_file(a) && !is_file(b)) {
+		cli_error("cannot find %s: looked for '%s' and '%s'", LIB_NAME, a, b);
+		return -1;
+	}
+	if (!realpath(is_file(a) ? a : b, exe)) {
+		cli_error("cannot find %s: %s", LIB_NAME, strerror(errno));
+		return -1;
+	}
+	/* LD_PRELOAD splits on both. */
+	if (strpbrk(exe, ": \t\n")) {
+		cli_error("cannot preload '%s': LD_PRELOAD cannot hold a path with ':' or blanks", exe);
+		return -1;
+	}
+	snprintf(lib, len, "%s", exe);
+	return 0;
+}
+
+static int make_outpath(const char *output, struct outpath *op)
+{
+	char cwd[PATH_MAX];
+	char *slash;
+	size_t n;
+
+	if (output[0] == '/') {
+		n = (size_t)snprintf(op->abs, sizeof(op->abs), "%s", output);
+	} else {
+		if (!getcwd(cwd, sizeof(cwd))) {
+			cli_error("cannot find the current directory: %s", strerror(errno));
+			return -1;
+		}
+		n = (size_t)snprintf(op->abs, sizeof(op->abs), "%s/%s", cwd, output);
+	}
+	if (n >= sizeof(op->abs)) {
+		cli_error("output path too long: '%s'", output);
+		return -1;
+	}
+	slash = strrchr(op->abs, '/');
+	op->base = slash + 1;
+	if (!*op->base || !strcmp(op->base, ".") || !strcmp(op->base, "..")) {
+		cli_error("cannot write '%s': not a file name", output);
+		return -1;
+	}
+	n = (size_t)(slash - op->abs);
+	memcpy(op->dir, op->abs, n ? n : 1);
+	op->dir[n ? n : 1] = '\0';
+
+	slash = strrchr(output, '/');
+	n = slash ? (size_t)(slash - output) + 1 : 0;
+	memcpy(op->shown_dir, output, n);
+	op->shown_dir[n] = '\0';
+
+	snprintf(op->stem, sizeof(op->stem), "%s", op->base);
+	n = strlen(op->stem);
+	if (n > 4 && !strcmp(op->stem + n - 4, ".bin"))
+		op->stem[n - 4] = '\0';
+	return 0;
+}
+
+/* 1 when path is a regular file that starts with the trace magic. */
+static int is_stale_trace(const char *path)
+{
+	char magic[sizeof(MT_MAGIC) - 1];
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	ssize_t n;
+	struct stat st;
+
+	if (fd < 0)
+		return 0;
+	n = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? read(fd, magic, sizeof(magic)) : -1;
+	close(fd);
+	return n == (ssize_t)sizeof(magic) && !memcmp(magic, MT_MAGIC, sizeof(magic));
+}
+
+/* The directory is writable and the output name free. 0, or -1 after saying why. */
+static int prepare_output(const char *output, const struct outpath *op)
+{
+	struct stat st;
+
+	if (stat(op->dir, &st) < 0) {
+		cli_error("cannot write to '%s': %s", op->dir, strerror(errno));
+		return -1;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		cli_error("cannot write to '%s': %s", op->dir, strerror(ENOTDIR));
+		return -1;
+	}
+	if (access(op->dir, W_OK | X_OK) < 0) {
+		cli_error("cannot write to '%s': %s", op->dir, strerror(errno));
+		return -1;
+	}
+	if (lstat(op->abs, &st) < 0) {
+		if (errno == ENOENT)
+			return 0;
+		cli_error("cannot write '%s': %s", output, strerror(errno));
+		return -1;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		cli_error("cannot write '%s': %s", output, strerror(EISDIR));
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode) || !is_stale_trace(op->abs)) {
+		cli_error("'%s' exists and is not a memtrace trace; not overwriting it", output);
+		return -1;
+	}
+	if (unlink(op->abs) < 0) {
+		cli_error("cannot remove the old trace '%s': %s", output, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Random, non-zero (0 means "no run"), and below 2^63 so that the library
+ * parses it the same with strtoll or strtoull.
+ */
+static uint64_t new_run_id(void)
+{
+	uint64_t id = 0;
+
+	while ((id &= INT64_MAX) == 0) {
+		if (getrandom(&id, sizeof(id), 0) != (ssize_t)sizeof(id)) {
+			struct timespec ts;
+
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+			id = ((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec) ^
+			     ((uint64_t)getpid() << 40);
+		}
+	}
+	return id;
+}
+
+/* A shell's status for a command it could not run. */
+static int exec_status(int e)
+{
+	return e == ENOENT || e == ENOTDIR ? 127 : 126;
+}
+
+/* In the child: the MEMTRACE_* contract and LD_PRELOAD, then exec. */
+/*
+ * In the child: the MEMTRACE_* contract and LD_PRELOAD, then exec. When exec
+ * fails, its errno goes up the close-on-exec pipe fd so the parent can tell
+ * "CMD not found" from CMD exiting 127.
+ */
+static void exec_child(const struct options *o, const struct outpath *op, const char *lib,
+		       uint64_t run_id, int fd)
+{
+	char num[32], *preload;
+	const char *old = getenv("LD_PRELOAD");
+	size_t len = strlen(lib) + (old ? strlen(old) : 0) + 2;
+	int e;
+
+	snprintf(num, sizeof(num), "%ld", (long)getpid());
+	setenv("MEMTRACE_ROOT_PID", num, 1);
+	setenv("MEMTRACE_OUTPUT", op->abs, 1);
+	if (o->depth)
+		setenv("MEMTRACE_DEPTH", o->depth, 1);
+	else
+		setenv("MEMTRACE_DEPTH", "64", 0);
+	if (o->no_follow)
+		setenv("MEMTRACE_FOLLOW", "0", 1);
+	else
+		setenv("MEMTRACE_FOLLOW", "1", 0);
+	snprintf(num, sizeof(num), "%llu", (unsigned long long)run_id);
+	setenv("MEMTRACE_RUN_ID", num, 1);
+
+	preload = malloc(len);
+	if (preload) {
+		if (old && *old)
+			snprintf(preload, len, "%s:%s", lib, old);
+		else
+			snprintf(preload, len, "%s", lib);
+		setenv("LD_PRELOAD", preload, 1);
+	}
+
+	execvp(o->cmd[0], o->cmd);
+	e = errno;
+	if (write(fd, &e, sizeof(e)) != (ssize_t)sizeof(e))
+		cli_error("cannot run '%s': %s", o->cmd[0], strerror(e));
+	_exit(exec_status(e));
+}
+
+static void forward_signal(int sig)
+{
+	if (child_pid > 0)
+		kill((pid_t)child_pid, sig);
+}
+
+/*
+ * Runs the command; returns its wait status, or -1 after saying why. *exec_err
+ * is the errno of a failed exec, else 0.
+ */
+static int run_child(const struct options *o, const struct outpath *op, const char *lib,
+		     uint64_t run_id, int *exec_err)
+{
+	struct sigaction ign, fwd, old_int, old_quit, old_term, old_hup;
+	int status, fds[2];
+	pid_t pid, r;
+	ssize_t n;
+
+	*exec_err = 0;
+	if (pipe2(fds, O_CLOEXEC) < 0) {
+		cli_error("cannot run '%s': %s", o->cmd[0], strerror(errno));
+		return -1;
+	}
+
+	/* Like system(3): the terminal's ^C and ^\ are for the command. */
+	memset(&ign, 0, sizeof(ign));
+	ign.sa_handler = SIG_IGN;
+	sigemptyset(&ign.sa_mask);
+	sigaction(SIGINT, &ign, &old_int);
+	sigaction(SIGQUIT, &ign, &old_quit);
+	fflush(NULL);
+
+	pid = fork();
+	if (pid < 0) {
+		cli_error("cannot run '%s': %s", o->cmd[0], strerror(errno));
+		sigaction(SIGINT, &old_int, NULL);
+		sigaction(SIGQUIT, &old_quit, NULL);
+		close(fds[0]);
+		close(fds[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		close(fds[0]);
+		sigaction(SIGINT, &old_int, NULL);
+		sigaction(SIGQUIT, &old_quit, NULL);
+		exec_child(o, op, lib, run_id, fds[1]);
+	}
+	close(fds[1]);
+
+	/* A kill of memtrace itself goes to the command, so the run ends. */
+	child_pid = pid;
+	memset(&fwd, 0, sizeof(fwd));
+	fwd.sa_handler = forward_signal;
+	sigemptyset(&fwd.sa_mask);
+	sigaction(SIGTERM, &fwd, &old_term);
+	sigaction(SIGHUP, &fwd, &old_hup);
+
+	do
+		n = read(fds[0], exec_err, sizeof(*exec_err));
+	while (n < 0 && errno == EINTR);
+	close(fds[0]);
+	if (n != (ssize_t)sizeof(*exec_err))
+		*exec_err = 0;
+
+	do
+		r = waitpid(pid, &status, 0);
+	while (r < 0 && errno == EINTR);
+
+	child_pid = 0;
+	sigaction(SIGTERM, &old_term, NULL);
+	sigaction(SIGHUP, &old_hup, NULL);
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGQUIT, &old_quit, NULL);
+	if (r < 0) {
+		cli_error("cannot wait for '%s': %s", o->cmd[0], strerror(errno));
+		return -1;
+	}
+	return status;
+}
+
+struct written {
+	char name[NAME_MAX + 1];
+	uint32_t pid;
+	uint64_t events;
+	int is_output;
+};
+
+static int cmp_written(const void *pa, const void *pb)
+{
+	const struct written *a = pa, *b = pb;
+
+	if (a->is_output != b->is_output)
+		return b->is_output - a->is_output;
+	if (a->pid != b->pid)
+		return a->pid < b->pid ? -1 : 1;
+	return strcmp(a->name, b->name);
+}
+
+/* STEM.bin (the output itself) or STEM.*.bin. */
+static int is_trace_name(const struct outpath *op, const char *name)
+{
+	size_t n = strlen(name), s = strlen(op->stem);
+
+	if (!strcmp(name, op->base))
+		return 1;
+	return n > s + 5 && !strncmp(name, op->stem, s) && name[s] == '.' &&
+	       !strcmp(name + n - 4, ".bin");
+}
+
+/* Opens DIR/NAME if it is one of this run's traces and records it in w. */
+static int check_trace(const struct outpath *op, const char *name, uint64_t run_id,
+		       struct written *w)
+{
+	char path[PATH_MAX + NAME_MAX + 2], err[512];
+	struct mt_file_header hdr;
+	struct trace *t;
+	struct stat st;
+	int fd;
+	ssize_t n;
+
+	/* the directory as the user wrote it, so messages name the file that way */
+	snprintf(path, sizeof(path), "%s%s", op->shown_dir, name);
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? read(fd, &hdr, sizeof(hdr)) : -1;
+	close(fd);
+	if (n != (ssize_t)sizeof(hdr) || memcmp(hdr.magic, MT_MAGIC, sizeof(hdr.magic)) ||
+	    hdr.run_id != run_id)
+		return 0;
+
+	t = trace_open(path, err, sizeof(err));
+	if (!t) {
+		cli_warn("%s", err);
+		return 0;
+	}
+	for (unsigned i = 0; trace_warning(t, i, err, sizeof(err)) == 0; i++)
+		cli_warn("%s", err);
+	snprintf(w->name, sizeof(w->name), "%s", name);
+	w->pid = trace_header(t)->pid;
+	w->events = trace_stats(t)->events;
+	w->is_output = !strcmp(name, op->base);
+	trace_close(t);
+	return 1;
+}
+
+/* Lists this run's traces on stderr. */
+static void report_written(const struct outpath *op, uint64_t run_id)
+{
+	struct written *list = NULL, *grown;
+	size_t n = 0, cap = 0;
+	struct dirent *de;
+	DIR *d = opendir(op->dir);
+
+	if (!d) {
+		cli_error("cannot read '%s': %s", op->dir, strerror(errno));
+		return;
+	}
+	while ((de = readdir(d))) {
+		if (!is_trace_name(op, de->d_name))
+			continue;
+		if (n == cap) {
+			cap = cap ? 2 * cap : 16;
+			grown = realloc(list, cap * sizeof(*list));
+			if (!grown)
+				break;
+			list = grown;
+		}
+		n += check_trace(op, de->d_name, run_id, &list[n]);
+	}
+	closedir(d);
+
+	if (n == 0)
+		cli_error("no CUDA memory calls were traced; no trace written");
+	qsort(list, n, sizeof(*list), cmp_written);
+	for (size_t i = 0; i < n; i++)
+		cli_error("wrote %s%s (pid %u, %llu event%s)", op->shown_dir, list[i].name,
+			  list[i].pid, (unsigned long long)list[i].events,
+			  list[i].events == 1 ? "" : "s");
+	free(list);
+}
+
+int cmd_run(int argc, char **argv)
+{
+	struct options o;
+	struct outpath op;
+	char lib[PATH_MAX];
+	uint64_t run_id;
+	int r, status, exec_err;
+
+	r = parse_options(argc, argv, &o);
+	if (r > 0) {
+		fputs(usage_text, stdout);
+		return 0;
+	}
+	if (r < 0)
+		return -r;
+	if (find_library(lib, sizeof(lib)) < 0 || make_outpath(o.output, &op) < 0 ||
+	    prepare_output(o.output, &op) < 0)
+		return EXIT_USAGE;
+
+	run_id = new_run_id();
+	status = run_child(&o, &op, lib, run_id, &exec_err);
+	if (status < 0)
+		return 1;
+	if (exec_err) {
+		cli_error("cannot run '%s': %s", o.cmd[0], strerror(exec_err));
+		return exec_status(exec_err);
+	}
+	report_written(&op, run_id);
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return WEXITSTATUS(status);
+}

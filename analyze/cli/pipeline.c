@@ -1,0 +1,108 @@
+/*
+ * pipeline.c - the steps shared by `memtrace report` and `memtrace plot`,
+ * in order: open and validate every trace (the reader refuses a bad one
+ * with one message), merge them in time, open or reuse the database, run
+ * the analysis pass (which also feeds the loader), one more pass over the
+ * stream for the POSIX shared memory section (shm.c) while the loader
+ * commits and indexes on its thread, wait for the load, then build the
+ * report, symbolizing only what it shows, and save those results in the
+ * database.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli/pipeline.h"
+
+static int caching_cb(void *ctx, int proc, uint32_t stack)
+{
+	struct pipeline *p = ctx;
+
+	return sym_is_caching(p->sy, p->s, proc, stack);
+}
+
+int pipeline_run(struct pipeline *p, char **files, int n, const struct pipeline_opts *o,
+		 void (*warn)(const char *msg), int *status, char *err, size_t errlen)
+{
+	char msg[1024];
+	struct shm_result shm;
+
+	memset(p, 0, sizeof(*p));
+	*status = 1;
+	p->t = calloc((size_t)n, sizeof(*p->t));
+	if (!p->t)
+		goto nomem;
+	for (int i = 0; i < n; i++) {
+		p->t[i] = trace_open(files[i], err, errlen);
+		if (!p->t[i]) {
+			if (errno == ENOENT || errno == ENOTDIR)
+				*status = 2;
+			return -1;
+		}
+		p->n++;
+		for (unsigned w = 0; trace_warning(p->t[i], w, msg, sizeof(msg)) == 0; w++)
+			warn(msg);
+	}
+	p->s = stream_open(p->t, n, err, errlen);
+	if (!p->s)
+		return -1;
+	if (o->tl_dir && mkdir(o->tl_dir, 0777) != 0 && errno != EEXIST) {
+		snprintf(err, errlen, "cannot create '%s': %s", o->tl_dir, strerror(errno));
+		return -1;
+	}
+	if (!o->no_db) {
+		size_t len = strlen(files[0]) + 4;
+
+		if (o->db_path) {
+			p->db_path = strdup(o->db_path);
+		} else if ((p->db_path = malloc(len))) {
+			snprintf(p->db_path, len, "%s.db", files[0]);
+		}
+		if (!p->db_path)
+			goto nomem;
+		p->db = db_open(p->db_path, (const char *const *)files, p->t, n, p->s, &p->db_fresh,
+				err, errlen);
+		if (!p->db)
+			return -1;
+	}
+	p->sy = sym_open(&o->sym, p->db ? db_handle(p->db) : NULL, err, errlen);
+	if (!p->sy)
+		return -1;
+	p->a = analysis_run(p->s, p->db ? db_sink(p->db) : o->sink, caching_cb, p, o->tl_dir, err,
+			    errlen);
+	if (!p->a)
+		return -1;
+	if (shm_analyze_stream(&shm, p->s, err, errlen))
+		return -1;
+	if ((p->db && db_finish(p->db, err, errlen)) ||
+	    report_build(&p->r, p->a, p->sy, err, errlen)) {
+		shm_result_free(&shm);
+		return -1;
+	}
+	p->have_report = 1;
+	p->r.db_path = p->db_path;
+	p->r.shm = shm;
+	if (p->db && db_save_results(p->db, p->a, p->sy, err, errlen))
+		return -1;
+	*status = 0;
+	return 0;
+nomem:
+	snprintf(err, errlen, "out of memory");
+	return -1;
+}
+
+void pipeline_free(struct pipeline *p)
+{
+	if (p->have_report)
+		report_free(&p->r);
+	analysis_free(p->a);
+	sym_close(p->sy);
+	db_close(p->db);
+	stream_close(p->s);
+	for (int i = 0; i < p->n; i++)
+		trace_close(p->t[i]);
+	free(p->t);
+	free(p->db_path);
+	memset(p, 0, sizeof(*p));
+}

@@ -1,0 +1,1120 @@
+/*
+ * account.c - the analysis pass: one walk over the run's records in time
+ * order that pairs every free with the allocation it ends and keeps, per
+ * device, what the process holds from the driver (reserved) and what its
+ * buffers use (allocated). The metric modules (peak.c, leaks.c, frag.c,
+ * failures.c) are called at each change.
+ *
+ * How it works: live allocations sit in one open-addressing hash keyed by
+ * (process, name space, address), so memory grows with what is live at
+ * once, never with the number of events. Name spaces keep apart what may
+ * share a number: pointers (device, managed, pinned host, stream-ordered:
+ * cudaFree frees any of them), registered host ranges, arrays, imported
+ * pointers, VMM physical handles, reservations and mappings. A VMM handle
+ * counts while it has a reference (create + retains - releases) or a
+ * mapping. Pools are a small table: a pool counts its latest POOL record's
+ * reserved, or its live stream-ordered bytes until it has one.
+ *
+ * Every change is applied to the process's device (pdev) and to the
+ * device of the run it is on (gdev: same host, same index), so several
+ * processes sum on wall-clock time. After pass 1 the replay (peak.c) walks
+ * the stream again up to each peak to see what was live there; during it
+ * the metric calls are off (an->replay).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/analysis.h"
+
+enum ns { NS_PTR, NS_HOSTREG, NS_ARRAY, NS_FOREIGN, NS_PHYS, NS_RESERVE, NS_MAP };
+
+struct an_live {
+	uint64_t addr;
+	uint64_t bytes;
+	uint64_t x1;                /* map: handle; async: pool */
+	uint64_t seq;               /* the allocation's event number */
+	uint32_t site;              /* UINT32_MAX: none */
+	int32_t pdev;               /* index in a->devs, -1 none */
+	uint16_t proc;
+	uint8_t ns, kind;
+	uint8_t used;
+	uint8_t caching;
+	uint32_t refs, maps;        /* VMM handles */
+};
+
+struct pool {
+	uint64_t handle;
+	int proc, pdev;
+	int has_record, destroyed;
+	uint64_t reserved, used, async_live;
+	uint64_t part;              /* what it adds to pool_part now */
+};
+
+struct priv {
+	struct an_live *tab;
+	size_t cap, n;
+	struct pool *pools;
+	size_t npools, cap_pools;
+	uint32_t *site_tab;         /* site hash: index + 1, 0 empty */
+	size_t site_cap;
+	size_t cap_sites;
+	an_caching_fn caching;
+	void *caching_ctx;
+	int replay;
+	uint64_t *sample_reserved;  /* per dev: reserved when its sample came */
+	int *host_of;               /* per proc: host index */
+	uint64_t *remaining;        /* per proc: records not walked yet */
+	char tl_dir[4096];
+	int want_tl;
+};
+
+#define PRIV(a) ((struct priv *)(a)->priv)
+
+static uint64_t mix(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ull;
+	x ^= x >> 33;
+	return x;
+}
+
+static size_t live_slot(const struct priv *p, int proc, int ns, uint64_t addr)
+{
+	return mix(addr ^ ((uint64_t)proc << 48) ^ ((uint64_t)ns << 44)) & (p->cap - 1);
+}
+
+static struct an_live *live_find(struct priv *p, int proc, int ns, uint64_t addr)
+{
+	for (size_t i = live_slot(p, proc, ns, addr);; i = (i + 1) & (p->cap - 1)) {
+		struct an_live *e = &p->tab[i];
+
+		if (!e->used)
+			return NULL;
+		if (e->addr == addr && e->proc == proc && e->ns == ns)
+			return e;
+	}
+}
+
+static int live_grow(struct priv *p)
+{
+	struct an_live *old = p->tab;
+	size_t oldcap = p->cap;
+
+	p->cap = oldcap ? oldcap * 2 : 1024;
+	p->tab = calloc(p->cap, sizeof(*p->tab));
+	if (!p->tab)
+		return -1;
+	for (size_t i = 0; i < oldcap; i++) {
+		if (!old[i].used)
+			continue;
+		size_t j = live_slot(p, old[i].proc, old[i].ns, old[i].addr);
+
+		while (p->tab[j].used)
+			j = (j + 1) & (p->cap - 1);
+		p->tab[j] = old[i];
+	}
+	free(old);
+	return 0;
+}
+
+/* A new entry (an existing one at the same key is replaced: its free was
+   lost). Returns NULL when out of memory. */
+static struct an_live *live_put(struct priv *p, int proc, int ns, uint64_t addr, int *replaced)
+{
+	size_t i;
+
+	*replaced = 0;
+	if ((p->n + 1) * 4 > p->cap * 3 && live_grow(p))
+		return NULL;
+	for (i = live_slot(p, proc, ns, addr); p->tab[i].used; i = (i + 1) & (p->cap - 1)) {
+		if (p->tab[i].addr == addr && p->tab[i].proc == proc && p->tab[i].ns == ns) {
+			*replaced = 1;
+			return &p->tab[i];
+		}
+	}
+	memset(&p->tab[i], 0, sizeof(p->tab[i]));
+	p->tab[i].used = 1;
+	p->tab[i].addr = addr;
+	p->tab[i].proc = (uint16_t)proc;
+	p->tab[i].ns = (uint8_t)ns;
+	p->tab[i].site = UINT32_MAX;
+	p->tab[i].pdev = -1;
+	p->n++;
+	return &p->tab[i];
+}
+
+/* Backward-shift deletion: no tombstones, so lookups stay short. */
+static void live_del(struct priv *p, struct an_live *e)
+{
+	size_t i = (size_t)(e - p->tab), j = i;
+
+	for (;;) {
+		j = (j + 1) & (p->cap - 1);
+		if (!p->tab[j].used)
+			break;
+		size_t k = live_slot(p, p->tab[j].proc, p->tab[j].ns, p->tab[j].addr);
+
+		/* move j to i when its home k is not in (i, j] (cyclically) */
+		if ((j > i && (k <= i || k > j)) || (j < i && (k <= i && k > j))) {
+			p->tab[i] = p->tab[j];
+			i = j;
+		}
+	}
+	p->tab[i].used = 0;
+	p->n--;
+}
+
+void account_each_live(struct analysis *a, an_live_fn fn, void *ctx)
+{
+	struct priv *p = PRIV(a);
+
+	for (size_t i = 0; i < p->cap; i++) {
+		const struct an_live *e = &p->tab[i];
+		struct an_live_view v;
+
+		if (!e->used)
+			continue;
+		v.proc = e->proc;
+		v.kind = e->kind;
+		v.dev = e->pdev;
+		v.addr = e->addr;
+		v.bytes = e->bytes;
+		v.site = e->site;
+		v.x1 = e->x1;
+		fn(ctx, &v);
+	}
+}
+
+void account_each_pool(struct analysis *a, an_pool_fn fn, void *ctx)
+{
+	struct priv *p = PRIV(a);
+
+	for (size_t i = 0; i < p->npools; i++) {
+		const struct pool *q = &p->pools[i];
+		struct an_pool_view v = { q->proc, q->pdev, q->handle, q->reserved, q->used,
+					  q->has_record };
+
+		if (!q->destroyed && q->pdev >= 0)
+			fn(ctx, &v);
+	}
+}
+
+void an_hostname(const struct analysis *a, int proc, const char **s, size_t *len)
+{
+	const struct mt_process *pr = stream_proc(a->s, proc)->process;
+	struct trace_bytes h, c, e;
+
+	*s = "";
+	*len = 0;
+	if (!pr)
+		return;
+	trace_process_strings(pr, &h, &c, &e);
+	*s = h.p;
+	*len = h.len;
+}
+
+/* --- devices ------------------------------------------------------------- */
+
+static int new_dev(struct analysis *a, int proc, int dev)
+{
+	struct an_dev *d;
+	struct priv *p = PRIV(a);
+	void *n = realloc(a->devs, (size_t)(a->ndevs + 1) * sizeof(*a->devs));
+
+	if (!n)
+		return -1;
+	a->devs = n;
+	n = realloc(p->sample_reserved, (size_t)(a->ndevs + 1) * sizeof(uint64_t));
+	if (!n)
+		return -1;
+	p->sample_reserved = n;
+	p->sample_reserved[a->ndevs] = 0;
+	d = &a->devs[a->ndevs];
+	memset(d, 0, sizeof(*d));
+	d->proc = proc;
+	d->dev = dev;
+	d->gdev = -1;
+	return a->ndevs++;
+}
+
+/* The pdev of (proc, dev), created with its gdev on first use; -1 on error
+   or for dev < 0. */
+static int pdev_of(struct analysis *a, int proc, int dev)
+{
+	struct an_proc *pr = &a->procs[proc];
+	struct priv *p = PRIV(a);
+	int pd, gd = -1;
+
+	if (dev < 0 || dev >= AN_MAX_DEV)
+		return -1;
+	if (pr->pdev[dev] >= 0)
+		return pr->pdev[dev];
+	for (int i = 0; i < a->ndevs; i++) {
+		const struct an_dev *d = &a->devs[i];
+
+		if (d->proc == -1 && d->dev == dev && p->host_of[proc] == d->host) {
+			gd = i;
+			break;
+		}
+	}
+	if (gd < 0) {
+		gd = new_dev(a, -1, dev);
+		if (gd < 0)
+			return -1;
+		a->devs[gd].host = p->host_of[proc];
+		a->devs[gd].host_proc = proc;
+		if (p->want_tl && !p->replay) {
+			char path[4200];
+
+			snprintf(path, sizeof(path), "%s/timeline-%d.tsv", p->tl_dir, gd);
+			a->devs[gd].timeline = fopen(path, "w");
+			if (a->devs[gd].timeline)
+				fputs("# time_s\treserved_MiB\tallocated_MiB\tdevice_used_MiB\n",
+				      a->devs[gd].timeline);
+		}
+	}
+	pd = new_dev(a, proc, dev);
+	if (pd < 0)
+		return -1;
+	a->devs[pd].gdev = gd;
+	a->devs[pd].host = p->host_of[proc];
+	a->devs[pd].host_proc = proc;
+	pr->pdev[dev] = pd;
+	return pd;
+}
+
+/* Adds delta to one field of both a pdev and its gdev. */
+#define MEM_ADD(a, pd, field, delta) do { \
+	(a)->devs[pd].m.field += (uint64_t)(delta); \
+	(a)->devs[(a)->devs[pd].gdev].m.field += (uint64_t)(delta); \
+} while (0)
+
+static void tl_row(struct an_dev *d, uint64_t t, uint64_t r, uint64_t al)
+{
+	double mib = 1024.0 * 1024.0;
+
+	fprintf(d->timeline, "%.9f\t%.3f\t%.3f\t", t / 1e9, r / mib, al / mib);
+	if (d->has_sample)
+		fprintf(d->timeline, "%.3f\n", d->sample_used / mib);
+	else
+		fputs("NaN\n", d->timeline);
+}
+
+/*
+ * Plot data, at most about two rows per 1/4000 of the run: the first
+ * change in a time bucket, each new maximum in it, and the state at the
+ * end of the bucket before, so that steps end where they really end.
+ */
+static void write_timeline(struct analysis *a, struct an_dev *d, uint64_t t)
+{
+	uint64_t w = a->duration / 4000 + 1, b = t / w;
+
+	if (!d->timeline)
+		return;
+	if (b != d->tl_bucket || !d->tl_started) {
+		if (d->tl_pending)
+			tl_row(d, d->tl_t, d->tl_r, d->tl_a);
+		d->tl_max = 0;
+		d->tl_bucket = b;
+		d->tl_started = 1;
+	}
+	if (d->reserved > d->tl_max || t == d->peak.time) {
+		if (d->reserved > d->tl_max)
+			d->tl_max = d->reserved;
+		tl_row(d, t, d->reserved, d->allocated);
+		d->tl_pending = 0;
+		return;
+	}
+	d->tl_pending = 1;
+	d->tl_t = t;
+	d->tl_r = d->reserved;
+	d->tl_a = d->allocated;
+}
+
+/* Recomputes reserved/allocated of a dev after a change at time t. */
+static void settle(struct analysis *a, int di, uint64_t t, uint64_t seq, int proc, uint16_t api,
+		   uint32_t stack, uint64_t bytes)
+{
+	struct an_dev *d = &a->devs[di];
+	uint64_t r = d->m.plain + d->m.cache_seg + d->m.vmm_phys + d->m.pool_part;
+	uint64_t al = d->m.plain + d->m.async_live + d->m.vmm_mapped;
+	int64_t delta = (int64_t)(r - d->reserved);
+
+	if (!PRIV(a)->replay)
+		frag_advance(d, t);
+	d->used = 1;
+	d->reserved = r;
+	d->allocated = al < r ? al : r;
+	if (PRIV(a)->replay)
+		return;
+	peak_check(a, d, t, seq, proc, api, stack, bytes);
+	if (d->proc >= 0) {
+		struct an_proc *pr = &a->procs[d->proc];
+
+		pr->reserved_all += (uint64_t)delta;
+		if (pr->reserved_all > pr->peak_all) {
+			pr->peak_all = pr->reserved_all;
+			pr->peak_all_time = t;
+		}
+	} else {
+		a->greserved_all += (uint64_t)delta;
+		if (a->greserved_all > a->gpeak_all) {
+			a->gpeak_all = a->greserved_all;
+			a->gpeak_all_time = t;
+		}
+		write_timeline(a, d, t);
+	}
+}
+
+static void settle_pdev(struct analysis *a, int pd, uint64_t t, uint64_t seq, int proc,
+			uint16_t api, uint32_t stack, uint64_t bytes)
+{
+	if (pd < 0)
+		return;
+	settle(a, pd, t, seq, proc, api, stack, bytes);
+	settle(a, a->devs[pd].gdev, t, seq, proc, api, stack, bytes);
+}
+
+/* --- sites --------------------------------------------------------------- */
+
+static uint64_t site_key(int proc, uint32_t stack, int dev, int host)
+{
+	return (uint64_t)stack | (uint64_t)(uint8_t)(dev + 1) << 32 | (uint64_t)host << 40 |
+	       (uint64_t)(uint16_t)proc << 48;
+}
+
+static int site_rehash(struct analysis *a)
+{
+	struct priv *p = PRIV(a);
+	size_t cap = p->site_cap ? p->site_cap * 2 : 1024;
+	uint32_t *t = calloc(cap, sizeof(*t));
+
+	if (!t)
+		return -1;
+	for (uint32_t i = 0; i < a->nsites; i++) {
+		const struct an_site *s = &a->sites[i];
+		size_t j = mix(site_key(s->proc, s->stack, s->dev, s->host)) & (cap - 1);
+
+		while (t[j])
+			j = (j + 1) & (cap - 1);
+		t[j] = i + 1;
+	}
+	free(p->site_tab);
+	p->site_tab = t;
+	p->site_cap = cap;
+	return 0;
+}
+
+/* The site's index; UINT32_MAX when out of memory. */
+static uint32_t site_get(struct analysis *a, int proc, uint32_t stack, int dev, int host)
+{
+	struct priv *p = PRIV(a);
+	uint64_t key = site_key(proc, stack, dev, host);
+	size_t j;
+	struct an_site *s;
+
+	if ((a->nsites + 1) * 2 > p->site_cap && site_rehash(a))
+		return UINT32_MAX;
+	for (j = mix(key) & (p->site_cap - 1); p->site_tab[j]; j = (j + 1) & (p->site_cap - 1)) {
+		s = &a->sites[p->site_tab[j] - 1];
+		if (site_key(s->proc, s->stack, s->dev, s->host) == key)
+			return p->site_tab[j] - 1;
+	}
+	if (a->nsites == p->cap_sites) {
+		size_t c = p->cap_sites ? p->cap_sites * 2 : 256;
+		void *n = realloc(a->sites, c * sizeof(*a->sites));
+
+		if (!n)
+			return UINT32_MAX;
+		a->sites = n;
+		p->cap_sites = c;
+	}
+	s = &a->sites[a->nsites];
+	memset(s, 0, sizeof(*s));
+	s->proc = proc;
+	s->stack = stack;
+	s->dev = (int16_t)dev;
+	s->host = (uint8_t)host;
+	s->caching = !host && stack && p->caching && p->caching(p->caching_ctx, proc, stack);
+	if (s->caching)
+		a->procs[proc].caching_seen = 1;
+	p->site_tab[j] = a->nsites + 1;
+	return a->nsites++;
+}
+
+static void site_add(struct analysis *a, uint32_t si, uint64_t bytes, uint64_t t)
+{
+	struct an_site *s;
+
+	if (si == UINT32_MAX || PRIV(a)->replay)
+		return;
+	s = &a->sites[si];
+	s->live += bytes;
+	s->count++;
+	s->total_bytes += bytes;
+	s->total_count++;
+	if (s->live > s->max)
+		leaks_on_grow(s, t);
+}
+
+static void site_sub(struct analysis *a, uint32_t si, uint64_t bytes)
+{
+	struct an_site *s;
+
+	if (si == UINT32_MAX || PRIV(a)->replay)
+		return;
+	s = &a->sites[si];
+	s->live -= bytes < s->live ? bytes : s->live;
+	if (s->count)
+		s->count--;
+}
+
+/* --- pools --------------------------------------------------------------- */
+
+static struct pool *pool_get(struct analysis *a, int proc, uint64_t handle, int pdev)
+{
+	struct priv *p = PRIV(a);
+
+	for (size_t i = p->npools; i-- > 0;)
+		if (p->pools[i].handle == handle && p->pools[i].proc == proc &&
+		    (handle || p->pools[i].pdev == pdev))
+			return &p->pools[i];
+	if (p->npools == p->cap_pools) {
+		size_t c = p->cap_pools ? p->cap_pools * 2 : 16;
+		void *n = realloc(p->pools, c * sizeof(*p->pools));
+
+		if (!n)
+			return NULL;
+		p->pools = n;
+		p->cap_pools = c;
+	}
+	struct pool *q = &p->pools[p->npools++];
+
+	memset(q, 0, sizeof(*q));
+	q->handle = handle;
+	q->proc = proc;
+	q->pdev = pdev;
+	return q;
+}
+
+/* Recomputes what a pool adds to its device's pool_part. */
+static void pool_settle(struct analysis *a, struct pool *q)
+{
+	uint64_t part;
+
+	if (q->destroyed)
+		part = q->async_live;
+	else
+		part = q->has_record ? q->reserved : q->async_live;
+	if (q->pdev >= 0 && part != q->part)
+		MEM_ADD(a, q->pdev, pool_part, part - q->part);
+	q->part = part;
+}
+
+/* --- events -------------------------------------------------------------- */
+
+static int ns_of(unsigned kind)
+{
+	switch (kind) {
+	case MT_KIND_HOST_REGISTER: return NS_HOSTREG;
+	case MT_KIND_ARRAY: return NS_ARRAY;
+	case MT_KIND_FOREIGN: return NS_FOREIGN;
+	case MT_KIND_VMM_PHYS: case MT_KIND_VMM_RETAIN: return NS_PHYS;
+	case MT_KIND_VMM_RESERVE: return NS_RESERVE;
+	case MT_KIND_VMM_MAP: return NS_MAP;
+	default: return NS_PTR;
+	}
+}
+
+struct ctx {
+	struct analysis *a;
+	const struct srec *r;
+	uint64_t seq;               /* events so far: the event's number */
+	uint64_t rn;                /* records so far: where a peak is */
+	struct an_sink *sink;
+};
+
+/* Ends a live allocation (not VMM handles: see phys_maybe_release). */
+static void end_live(struct ctx *c, struct an_live *e, uint64_t t)
+{
+	struct analysis *a = c->a;
+	struct an_proc *pr = &a->procs[e->proc];
+	const struct mt_event *ev = c->r->rec.p;
+	int pd = e->pdev;
+
+	switch (e->kind) {
+	case MT_KIND_DEVICE: case MT_KIND_MANAGED: case MT_KIND_ARRAY:
+		if (pd >= 0) {
+			if (e->caching)
+				MEM_ADD(a, pd, cache_seg, -e->bytes);
+			else
+				MEM_ADD(a, pd, plain, -e->bytes);
+		}
+		site_sub(a, e->site, e->bytes);
+		break;
+	case MT_KIND_HOST:
+		pr->host_live -= e->bytes;
+		site_sub(a, e->site, e->bytes);
+		break;
+	case MT_KIND_HOST_REGISTER:
+		pr->hostreg_live -= e->bytes;
+		break;
+	case MT_KIND_FOREIGN:
+		pr->foreign_live -= e->bytes;
+		break;
+	case MT_KIND_ASYNC: {
+		struct pool *q = pool_get(a, e->proc, e->x1, pd);
+
+		if (pd >= 0)
+			MEM_ADD(a, pd, async_live, -e->bytes);
+		if (q) {
+			q->async_live -= e->bytes < q->async_live ? e->bytes : q->async_live;
+			pool_settle(a, q);
+		}
+		site_sub(a, e->site, e->bytes);
+		break;
+	}
+	case MT_KIND_VMM_PHYS:
+		if (pd >= 0)
+			MEM_ADD(a, pd, vmm_phys, -e->bytes);
+		site_sub(a, e->site, e->bytes);
+		break;
+	default:
+		break;
+	}
+	settle_pdev(a, pd, t, c->rn, c->r->proc, ev->api, ev->stack_id, e->bytes);
+	live_del(PRIV(a), e);
+}
+
+static void phys_maybe_release(struct ctx *c, struct an_live *h, uint64_t t)
+{
+	if (h->refs == 0 && h->maps == 0)
+		end_live(c, h, t);
+}
+
+static int sink_rec(struct ctx *c, uint64_t alloc_seq, uint64_t bytes, int dev)
+{
+	if (!c->sink || PRIV(c->a)->replay)
+		return 0;
+	return c->sink->record(c->sink->ctx, c->r, c->seq, alloc_seq, bytes, dev);
+}
+
+static int do_free(struct ctx *c, const struct mt_event *e, unsigned kind, uint64_t t)
+{
+	struct analysis *a = c->a;
+	struct priv *p = PRIV(a);
+	int proc = c->r->proc;
+	struct an_live *l;
+	uint64_t aseq = 0, bytes = 0;
+	int dev = -1;
+
+	if (kind == MT_KIND_POOL) {
+		for (size_t i = 0; i < p->npools; i++) {
+			struct pool *q = &p->pools[i];
+
+			if (q->handle == e->addr && q->proc == proc && !q->destroyed) {
+				q->destroyed = 1;
+				pool_settle(a, q);
+				settle_pdev(a, q->pdev, t, c->rn, proc, e->api, e->stack_id, 0);
+			}
+		}
+		return sink_rec(c, 0, 0, -1);
+	}
+	if (kind == MT_KIND_VMM_MAP) {
+		/* cuMemUnmap(addr, size) may cover several mappings */
+		uint64_t at = e->addr, end = e->addr + (e->bytes ? e->bytes : 1);
+		int found = 0;
+
+		while (at < end && (l = live_find(p, proc, NS_MAP, at))) {
+			struct an_live *h = live_find(p, proc, NS_PHYS, l->x1);
+			uint64_t b = l->bytes;
+			int pd = l->pdev;
+
+			if (!found) {
+				aseq = l->seq;
+				dev = pd >= 0 ? a->devs[pd].dev : -1;
+			}
+			found = 1;
+			bytes += b;
+			if (pd >= 0)
+				MEM_ADD(a, pd, vmm_mapped, -b);
+			live_del(p, l);
+			settle_pdev(a, pd, t, c->rn, proc, e->api, e->stack_id, b);
+			if (h) {
+				if (h->maps)
+					h->maps--;
+				phys_maybe_release(c, h, t);
+			}
+			at += b ? b : 1;
+		}
+		if (!found)
+			a->procs[proc].unknown_frees++;
+		return sink_rec(c, aseq, bytes, dev);
+	}
+	l = live_find(p, proc, ns_of(kind), e->addr);
+	if (!l && ns_of(kind) != NS_PTR)
+		l = live_find(p, proc, NS_PTR, e->addr);
+	if (!l) {
+		a->procs[proc].unknown_frees++;
+		return sink_rec(c, 0, 0, -1);
+	}
+	aseq = l->seq;
+	bytes = l->bytes;
+	dev = l->pdev >= 0 ? a->devs[l->pdev].dev : -1;
+	if (l->ns == NS_PHYS) {
+		if (l->refs)
+			l->refs--;
+		phys_maybe_release(c, l, t);
+	} else {
+		if (!p->replay)
+			frag_oom_free(a, proc, c->r->rec.tid, bytes);
+		end_live(c, l, t);
+	}
+	return sink_rec(c, aseq, bytes, dev);
+}
+
+static int do_alloc(struct ctx *c, const struct mt_event *e, unsigned kind, uint64_t t)
+{
+	struct analysis *a = c->a;
+	struct priv *p = PRIV(a);
+	int proc = c->r->proc;
+	struct an_proc *pr = &a->procs[proc];
+	const struct mt_event_ex *x = c->r->rec.type == MT_REC_ALLOC_EX ? c->r->rec.p : NULL;
+	int dev = e->h.b, pd, replaced;
+	struct an_live *l;
+
+	if (kind == MT_KIND_VMM_RETAIN) {
+		l = live_find(p, proc, NS_PHYS, e->addr);
+		if (l)
+			l->refs++;
+		return sink_rec(c, 0, 0, dev);
+	}
+	if (kind == MT_KIND_POOL) {
+		pool_get(a, proc, e->addr, pdev_of(a, proc, dev));
+		return sink_rec(c, 0, 0, dev);
+	}
+	if (kind == MT_KIND_VMM_MAP && x) {
+		struct an_live *h = live_find(p, proc, NS_PHYS, x->x1);
+
+		if (h && h->pdev >= 0)
+			dev = a->devs[h->pdev].dev;
+	}
+	pd = pdev_of(a, proc, dev);
+	if (dev >= 0 && pd < 0)
+		return -1;
+	l = live_put(p, proc, ns_of(kind), e->addr, &replaced);
+	if (!l)
+		return -1;
+	if (replaced) {             /* its free was not seen: end it first */
+		if (l->ns == NS_PHYS)
+			l->refs = l->maps = 0;
+		end_live(c, l, t);
+		l = live_put(p, proc, ns_of(kind), e->addr, &replaced);
+		if (!l)
+			return -1;
+	}
+	l->kind = (uint8_t)kind;
+	l->bytes = e->bytes;
+	l->seq = c->seq;
+	l->pdev = pd;
+	switch (kind) {
+	case MT_KIND_DEVICE: case MT_KIND_MANAGED: case MT_KIND_ARRAY:
+		if (pd < 0)
+			break;
+		l->site = site_get(a, proc, e->stack_id, dev, 0);
+		l->caching = l->site != UINT32_MAX && a->sites[l->site].caching;
+		if (l->caching)
+			MEM_ADD(a, pd, cache_seg, e->bytes);
+		else
+			MEM_ADD(a, pd, plain, e->bytes);
+		if (e->h.a & MT_KIND_ESTIMATED)
+			pr->estimated_bytes += e->bytes;
+		break;
+	case MT_KIND_HOST:
+		l->site = site_get(a, proc, e->stack_id, -1, 1);
+		pr->host_live += e->bytes;
+		if (pr->host_live > pr->host_peak) {
+			pr->host_peak = pr->host_live;
+			pr->host_peak_time = t;
+		}
+		break;
+	case MT_KIND_HOST_REGISTER:
+		pr->hostreg_live += e->bytes;
+		if (pr->hostreg_live > pr->hostreg_peak)
+			pr->hostreg_peak = pr->hostreg_live;
+		break;
+	case MT_KIND_FOREIGN:
+		pr->foreign_live += e->bytes;
+		if (pr->foreign_live > pr->foreign_peak)
+			pr->foreign_peak = pr->foreign_live;
+		break;
+	case MT_KIND_ASYNC: {
+		struct pool *q;
+
+		if (pd < 0)
+			break;
+		l->x1 = x ? x->x2 : 0;
+		q = pool_get(a, proc, l->x1, pd);
+		if (!q)
+			return -1;
+		if (q->pdev < 0)
+			q->pdev = pd;
+		l->site = site_get(a, proc, e->stack_id, dev, 0);
+		MEM_ADD(a, pd, async_live, e->bytes);
+		q->async_live += e->bytes;
+		pool_settle(a, q);
+		break;
+	}
+	case MT_KIND_VMM_PHYS:
+		l->refs = 1;
+		if (pd >= 0) {
+			l->site = site_get(a, proc, e->stack_id, dev, 0);
+			MEM_ADD(a, pd, vmm_phys, e->bytes);
+		}
+		break;
+	case MT_KIND_VMM_MAP: {
+		struct an_live *h;
+
+		l->x1 = x ? x->x1 : 0;
+		h = live_find(p, proc, NS_PHYS, l->x1);
+		if (h)
+			h->maps++;
+		if (pd >= 0)
+			MEM_ADD(a, pd, vmm_mapped, e->bytes);
+		break;
+	}
+	default:                    /* reservations: address space only */
+		break;
+	}
+	if (l->site != UINT32_MAX && !p->replay) {
+		site_add(a, l->site, e->bytes, t);
+		if (!a->sites[l->site].host) {
+			frag_hist_add(&a->devs[pd], e->bytes);
+			frag_hist_add(&a->devs[a->devs[pd].gdev], e->bytes);
+		}
+	}
+	settle_pdev(a, pd, t, c->rn, proc, e->api, e->stack_id, e->bytes);
+	if (!p->replay)
+		frag_oom_alloc(a, proc, c->r->rec.tid, e->bytes, 0, t);
+	return sink_rec(c, 0, e->bytes, dev);
+}
+
+/* Applies the memory samples of a process that wait for its next event. */
+static void flush_samples(struct analysis *a, int proc)
+{
+	struct an_proc *pr = &a->procs[proc];
+
+	if (!pr->sample_pending)
+		return;
+	pr->sample_pending = 0;
+	for (int k = 0; k < AN_MAX_DEV; k++) {
+		int pd = pr->pdev[k];
+		struct an_dev *p;
+
+		if (pd < 0 || !a->devs[pd].has_pend)
+			continue;
+		p = &a->devs[pd];
+		p->has_pend = 0;
+		for (int g = 0; g < 2; g++) {
+			int di = g ? p->gdev : pd;
+			struct an_dev *d = &a->devs[di];
+
+			d->sample_total = p->pend_total;
+			d->sample_used = p->pend_total - (p->pend_free < p->pend_total ?
+							  p->pend_free : p->pend_total);
+			d->sample_time = p->pend_time;
+			d->has_sample = 1;
+			d->used = 1;
+			PRIV(a)->sample_reserved[di] = d->reserved;
+			peak_sample(d, p->pend_time);
+		}
+		failures_sample(a, proc, k, p->pend_free);
+	}
+}
+
+static int do_event(struct ctx *c)
+{
+	struct analysis *a = c->a;
+	const struct srec *r = c->r;
+	const struct mt_event *e = r->rec.p;
+	unsigned kind = e->h.a & MT_KIND_MASK;
+	int is_free = r->rec.type == MT_REC_FREE || r->rec.type == MT_REC_FREE_EX;
+	struct an_proc *pr = &a->procs[r->proc];
+	unsigned api = e->api < MT_API_MAX ? e->api : 0;
+
+	flush_samples(a, r->proc);
+	if (!PRIV(a)->replay) {
+		pr->events++;
+		a->events++;
+		pr->by_api[api]++;
+		a->by_api[api]++;
+	}
+	if (e->result != 0) {
+		if (PRIV(a)->replay)
+			return 0;
+		pr->failed++;
+		a->failed++;
+		pr->failed_by_api[api]++;
+		a->failed_by_api[api]++;
+		if (!is_free && kind != MT_KIND_VMM_RETAIN && kind != MT_KIND_POOL) {
+			int pd = pdev_of(a, r->proc, e->h.b);
+
+			if (failures_add(a, r->t, r->proc, r->rec.tid, e, e->h.b,
+					 pd >= 0 ? &a->devs[pd] : NULL))
+				return -1;
+			frag_oom_failed(a, r->proc, r->rec.tid, e->h.b, e->bytes, e->result, r->t);
+		}
+		return sink_rec(c, 0, is_free ? 0 : e->bytes, e->h.b);
+	}
+	return is_free ? do_free(c, e, kind, r->t) : do_alloc(c, e, kind, r->t);
+}
+
+static int do_record(struct ctx *c)
+{
+	struct analysis *a = c->a;
+	const struct srec *r = c->r;
+
+	switch (r->rec.type) {
+	case MT_REC_ALLOC: case MT_REC_FREE: case MT_REC_ALLOC_EX: case MT_REC_FREE_EX:
+		return do_event(c);
+	case MT_REC_POOL: {
+		const struct mt_pool *m = r->rec.p;
+		int pd = pdev_of(a, r->proc, m->h.b);
+		struct pool *q = pool_get(a, r->proc, m->pool, pd);
+
+		if (!q)
+			return -1;
+		if (q->pdev < 0)
+			q->pdev = pd;
+		q->has_record = 1;
+		q->reserved = m->reserved;
+		q->used = m->used;
+		pool_settle(a, q);
+		settle_pdev(a, q->pdev, r->t, c->rn, r->proc, m->api, 0, 0);
+		break;
+	}
+	case MT_REC_MEMINFO: {
+		const struct mt_meminfo *m = r->rec.p;
+		int pd = pdev_of(a, r->proc, m->h.b);
+
+		if (pd < 0 || PRIV(a)->replay)
+			break;
+		/* applied before the process's next event: the POOL records
+		   that the same call wrote after it belong to the state the
+		   sample saw */
+		a->devs[pd].pend_free = m->free_bytes;
+		a->devs[pd].pend_total = m->total_bytes;
+		a->devs[pd].pend_time = r->t;
+		a->devs[pd].has_pend = 1;
+		a->procs[r->proc].sample_pending = 1;
+		break;
+	}
+	default:
+		break;
+	}
+	return c->sink && !PRIV(a)->replay ? c->sink->record(c->sink->ctx, r, 0, 0, 0, -1) : 0;
+}
+
+/* The sample's reserved for peak.c: reserved when d's latest sample came. */
+uint64_t account_sample_reserved(struct analysis *a, const struct an_dev *d)
+{
+	return PRIV(a)->sample_reserved[d - a->devs];
+}
+
+/*
+ * A process ended (its last record): the driver takes back what it still
+ * held, so its share leaves the devices of the run (its own pdevs keep
+ * their state: that is what it left live at exit).
+ */
+static void proc_exit(struct analysis *a, int proc, uint64_t t, uint64_t seq)
+{
+	struct an_proc *pr = &a->procs[proc];
+
+	flush_samples(a, proc);
+	for (int k = 0; k < AN_MAX_DEV; k++) {
+		int pd = pr->pdev[k];
+		struct an_dev *g;
+		const struct an_mem *m;
+
+		if (pd < 0)
+			continue;
+		g = &a->devs[a->devs[pd].gdev];
+		m = &a->devs[pd].m;
+		g->m.plain -= m->plain;
+		g->m.cache_seg -= m->cache_seg;
+		g->m.vmm_phys -= m->vmm_phys;
+		g->m.vmm_mapped -= m->vmm_mapped;
+		g->m.async_live -= m->async_live;
+		g->m.pool_part -= m->pool_part;
+		settle(a, a->devs[pd].gdev, t, seq, proc, 0, 0, 0);
+	}
+}
+
+/* One walk: pass 1 when replay is 0; with replay, stops after the record
+   numbered stop (from 1) and calls at(rn) after every record. */
+int account_walk(struct analysis *a, struct an_sink *sink, uint64_t stop,
+		 int (*at)(struct analysis *, uint64_t seq))
+{
+	struct srec r;
+	struct ctx c = { a, &r, 0, 0, sink };
+	int ev;
+
+	for (int i = 0; i < a->nprocs; i++)
+		PRIV(a)->remaining[i] = trace_stats(stream_proc(a->s, i)->t)->records;
+	stream_rewind(a->s);
+	while (stream_next(a->s, &r)) {
+		ev = r.rec.type >= MT_REC_ALLOC && r.rec.type <= MT_REC_FREE_EX;
+		if (ev)
+			c.seq++;
+		c.rn++;
+		if (do_record(&c))
+			return -1;
+		if (--PRIV(a)->remaining[r.proc] == 0)
+			proc_exit(a, r.proc, r.t, c.rn);
+		if (at && at(a, c.rn))
+			return -1;
+		if (PRIV(a)->replay && c.rn >= stop)
+			break;
+	}
+	return 0;
+}
+
+/* Clears the live state for the replay (sites and peaks stay). */
+void account_reset(struct analysis *a, int replay)
+{
+	struct priv *p = PRIV(a);
+
+	memset(p->tab, 0, p->cap * sizeof(*p->tab));
+	p->n = 0;
+	p->npools = 0;
+	p->replay = replay;
+	for (int i = 0; i < a->ndevs; i++) {
+		memset(&a->devs[i].m, 0, sizeof(a->devs[i].m));
+		a->devs[i].reserved = a->devs[i].allocated = 0;
+	}
+}
+
+struct analysis *analysis_run(struct stream *s, struct an_sink *sink, an_caching_fn caching,
+			      void *caching_ctx, const char *tl_dir, char *err, size_t errlen)
+{
+	struct analysis *a = calloc(1, sizeof(*a));
+	struct priv *p = calloc(1, sizeof(*p));
+	struct an_proc *saved;
+	int n = stream_nprocs(s);
+
+	if (!a || !p)
+		goto nomem;
+	a->priv = p;
+	a->s = s;
+	a->nprocs = n;
+	a->duration = stream_duration(s);
+	a->procs = calloc((size_t)(n ? n : 1), sizeof(*a->procs));
+	p->host_of = calloc((size_t)(n ? n : 1), sizeof(int));
+	p->remaining = calloc((size_t)(n ? n : 1), sizeof(uint64_t));
+	if (!a->procs || !p->host_of || !p->remaining || live_grow(p))
+		goto nomem;
+	frag_reset();
+	p->caching = caching;
+	p->caching_ctx = caching_ctx;
+	if (tl_dir) {
+		snprintf(p->tl_dir, sizeof(p->tl_dir), "%s", tl_dir);
+		p->want_tl = 1;
+	}
+	for (int i = 0; i < n; i++) {
+		const char *h;
+		size_t hl;
+
+		for (int k = 0; k < AN_MAX_DEV; k++)
+			a->procs[i].pdev[k] = -1;
+		an_hostname(a, i, &h, &hl);
+		p->host_of[i] = a->nhosts;
+		for (int j = 0; j < i; j++) {
+			const char *h2;
+			size_t hl2;
+
+			an_hostname(a, j, &h2, &hl2);
+			if (hl == hl2 && !memcmp(h, h2, hl)) {
+				p->host_of[i] = p->host_of[j];
+				break;
+			}
+		}
+		if (p->host_of[i] == a->nhosts)
+			a->nhosts++;
+	}
+	if (account_walk(a, sink, 0, NULL) || (sink && sink->end && sink->end(sink->ctx))) {
+		if (!sink || !sink->errmsg)
+			goto fail;
+		snprintf(err, errlen, "%s", sink->errmsg);
+		goto failed;
+	}
+	for (int i = 0; i < a->ndevs; i++) {
+		struct an_dev *d = &a->devs[i];
+
+		frag_advance(d, a->duration);
+		if (d->proc >= 0) {
+			d->live_at_exit = d->reserved;
+			a->devs[d->gdev].live_at_exit += d->reserved;
+		}
+		if (d->timeline) {
+			if (d->tl_pending)
+				tl_row(d, d->tl_t, d->tl_r, d->tl_a);
+			fclose(d->timeline);
+			d->timeline = NULL;
+		}
+	}
+	/* the replay walks the same records again: per-process counters
+	   (host memory, unknown frees) must keep the values of pass 1 */
+	saved = malloc((size_t)(n ? n : 1) * sizeof(*saved));
+	if (!saved)
+		goto nomem;
+	memcpy(saved, a->procs, (size_t)n * sizeof(*saved));
+	if (peak_replay(a, err, errlen)) {
+		free(saved);
+		goto failed;
+	}
+	memcpy(a->procs, saved, (size_t)n * sizeof(*saved));
+	free(saved);
+	return a;
+nomem:
+	errno = ENOMEM;
+fail:
+	snprintf(err, errlen, "out of memory");
+failed:
+	analysis_free(a);
+	if (!a)
+		free(p);
+	return NULL;
+}
+
+void analysis_free(struct analysis *a)
+{
+	struct priv *p;
+
+	if (!a)
+		return;
+	p = a->priv;
+	if (p) {
+		free(p->tab);
+		free(p->pools);
+		free(p->site_tab);
+		free(p->sample_reserved);
+		free(p->host_of);
+		free(p->remaining);
+		free(p);
+	}
+	for (int i = 0; i < a->ndevs; i++) {
+		free(a->devs[i].peak_sites);
+		free(a->devs[i].extents);
+		if (a->devs[i].timeline)
+			fclose(a->devs[i].timeline);
+	}
+	free(a->devs);
+	free(a->procs);
+	free(a->sites);
+	free(a->failures);
+	free(a->oomsigs);
+	free(a);
+}

@@ -1,0 +1,262 @@
+/*
+ * analysis.h - what the analysis of a run computes, and the pass that
+ * computes it (account.c), with the metric modules it feeds: peak.c,
+ * leaks.c, frag.c, failures.c. docs/analysis.md defines every number.
+ *
+ * Naming: a "pdev" is one device as one process sees it; a "gdev" is one
+ * physical device of the run (host name + device index), the sum of the
+ * pdevs of every process on it. A "site" is one stack of one process on one
+ * pdev (or in pinned host memory).
+ *
+ * Functions return -1 / NULL with a message in err on failure; they never
+ * print.
+ */
+#ifndef MEMTRACE_ANALYSIS_H
+#define MEMTRACE_ANALYSIS_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "trace/stream.h"
+
+#define AN_MAX_DEV 128              /* device indexes 0..127 (head.b is int8_t) */
+#define AN_TOP 3                    /* top holders kept per failure */
+#define AN_MAX_FAILURES 1000        /* failures kept in detail */
+#define AN_HIST 64                  /* power-of-two size buckets */
+#define LEAK_K 5                    /* growing: new maxima at least this often */
+
+/* Memory state of a device; pdevs and gdevs both. */
+struct an_mem {
+	uint64_t plain;             /* live device, managed, array bytes (not cache) */
+	uint64_t cache_seg;         /* live segments of a known caching allocator */
+	uint64_t vmm_phys;          /* VMM physical bytes alive (lifetime rule) */
+	uint64_t vmm_mapped;        /* bytes mapped into reservations */
+	uint64_t async_live;        /* live stream-ordered allocations */
+	uint64_t pool_part;         /* sum over pools: latest reserved, or live
+	                               async bytes when no POOL record yet */
+};
+
+struct an_peak {
+	uint64_t reserved, allocated, time;
+	uint64_t seq;               /* number of the record that set it (from 1) */
+	uint64_t used;              /* device used at the nearest sample (0: none) */
+	int64_t untraced;           /* used - reserved at that sample */
+	int has_sample;
+	int pending;                /* a sample right after it would be exact */
+	/* the call that set it */
+	int proc;
+	uint16_t api;
+	uint32_t stack;
+	uint64_t bytes;
+};
+
+struct an_extent {              /* free space inside a pool or reservation */
+	int pool;                   /* 1 pool, 0 VMM reservation */
+	uint64_t addr;              /* pool handle or reservation address */
+	uint64_t size;              /* pool reserved or reservation size */
+	uint64_t free_total, free_largest;
+};
+
+struct an_sitebytes { uint32_t site; uint64_t bytes, count; };
+
+struct an_dev {
+	int proc;                   /* -1 for a gdev */
+	int dev;                    /* device index */
+	int gdev;                   /* for a pdev: its gdev; -1 for a gdev */
+	int host;                   /* host index (gdevs differ by host) */
+	int host_proc;              /* a process on that host */
+	int used;                   /* anything happened on it */
+	struct an_mem m;
+	uint64_t reserved, allocated;       /* now */
+	struct an_peak peak;
+	/* the latest memory sample */
+	uint64_t sample_used, sample_total, sample_time;
+	int has_sample;
+	uint64_t pend_free, pend_total, pend_time;  /* a sample not applied yet */
+	int has_pend;
+	uint64_t last_t;            /* time of the last change, for the integrals */
+	double int_cached, int_reserved;    /* byte * ns */
+	uint64_t live_at_exit;      /* reserved bytes at the end */
+	uint64_t hist_count[AN_HIST], hist_bytes[AN_HIST];
+	/* filled by the replay to the peak */
+	struct an_sitebytes *peak_sites;
+	uint32_t npeak_sites;
+	struct an_extent *extents;
+	uint32_t nextents;
+	int snap_done;
+	FILE *timeline;             /* plot data, or NULL */
+	uint64_t tl_bucket, tl_max;
+	uint64_t tl_t, tl_r, tl_a;  /* a change not written yet */
+	int tl_pending, tl_started;
+};
+
+struct an_site {
+	int proc;
+	uint32_t stack;
+	int16_t dev;                /* -1: pinned host */
+	uint8_t host;               /* 1: pinned host memory */
+	uint8_t caching;            /* a known caching allocator's segments */
+	uint8_t shown;              /* the report shows it (set by report.c) */
+	uint64_t live, count;       /* now */
+	uint64_t max;               /* highest live */
+	uint32_t nmax;              /* times live set a new max */
+	uint64_t first_max_t, last_max_t;
+	uint64_t total_bytes, total_count;
+};
+
+struct an_failure {
+	uint64_t time;
+	int proc;
+	uint32_t tid;
+	uint16_t api;
+	int dev;
+	uint64_t requested;
+	uint16_t error;
+	int runtime;                /* error is a cudaError_t */
+	uint32_t stack;
+	uint64_t reserved;          /* the process's reserved on dev then */
+	uint64_t free_after;        /* free bytes of the next sample */
+	int has_free_after;
+	struct an_sitebytes top[AN_TOP];
+	int ntop;
+};
+
+/* A failed allocation, frees on the same thread, then a retry (frag.c). */
+struct an_oomsig {
+	uint64_t time;              /* of the failure */
+	int proc;
+	uint32_t tid;
+	int dev;
+	uint64_t requested, freed;
+	uint32_t nfrees;
+	uint64_t retry_bytes;
+	uint16_t retry_result;
+	uint64_t retry_time;
+};
+
+struct an_proc {
+	uint64_t events, failed;
+	uint64_t by_api[MT_API_MAX];
+	uint64_t failed_by_api[MT_API_MAX];
+	uint64_t unknown_frees;
+	uint64_t host_live, host_peak, host_peak_time;      /* pinned host */
+	uint64_t hostreg_live, hostreg_peak;                /* registered host */
+	uint64_t foreign_live, foreign_peak;                /* imported, not counted */
+	uint64_t estimated_bytes;   /* array bytes whose size is an estimate */
+	int pdev[AN_MAX_DEV];       /* index into analysis.devs, -1 none */
+	uint64_t reserved_all, peak_all, peak_all_time;     /* over all devices */
+	int caching_seen;           /* a caching allocator was recognized */
+	int sample_pending;         /* a pdev has a sample to apply */
+};
+
+struct analysis {
+	struct stream *s;
+	int nprocs;
+	struct an_proc *procs;
+	struct an_dev *devs;        /* pdevs and gdevs */
+	int ndevs;
+	uint64_t duration;
+	/* totals */
+	uint64_t events, failed;
+	uint64_t by_api[MT_API_MAX];
+	uint64_t failed_by_api[MT_API_MAX];
+	uint64_t gpeak_all, gpeak_all_time, greserved_all;
+	int nhosts;                 /* distinct host names */
+	struct an_site *sites;
+	uint32_t nsites;
+	struct an_failure *failures;
+	uint32_t nfailures;
+	uint64_t failures_total;
+	struct an_oomsig *oomsigs;
+	uint32_t noomsigs;
+	/* private to account.c and the metric modules */
+	void *priv;
+};
+
+/*
+ * Callbacks of the pass for the loader: an allocation/free paired (free
+ * events get the id of the allocation event they end; 0 when unknown).
+ */
+struct an_sink {
+	void *ctx;
+	/* every record, in time order; for events, alloc_seq is the sequence
+	   number of the allocation a free ends (0: none), bytes and dev the
+	   freed allocation's */
+	int (*record)(void *ctx, const struct srec *r, uint64_t seq, uint64_t alloc_seq,
+		      uint64_t bytes, int dev);
+	/* may be NULL: called once, after the last record of the pass */
+	int (*end)(void *ctx);
+	/* set by the sink when record() or end() fails (NULL: out of memory) */
+	const char *errmsg;
+};
+
+/*
+ * Returns 1 when the stack of proc is a known caching allocator's (decided
+ * by the caller from symbols), 0 otherwise.
+ */
+typedef int (*an_caching_fn)(void *ctx, int proc, uint32_t stack);
+
+/* Runs the whole analysis: pass 1 (sink may be NULL), then the replay to
+   every peak. tl_dir: when not NULL, writes timeline-DEV.tsv there. */
+struct analysis *analysis_run(struct stream *s, struct an_sink *sink, an_caching_fn caching,
+			      void *caching_ctx, const char *tl_dir, char *err, size_t errlen);
+void analysis_free(struct analysis *a);
+
+/* Host name of a process ("" when unknown), for gdev grouping. */
+void an_hostname(const struct analysis *a, int proc, const char **p, size_t *len);
+
+/* --- the metric modules, called by account.c ---------------------------- */
+struct an_live;                 /* a live allocation (account.c) */
+
+/* peak.c */
+void peak_check(struct analysis *a, struct an_dev *d, uint64_t t, uint64_t seq, int proc,
+		uint16_t api, uint32_t stack, uint64_t bytes);
+void peak_sample(struct an_dev *d, uint64_t t);
+/* Replays the stream to each peak and snapshots what is live there. */
+int peak_replay(struct analysis *a, char *err, size_t errlen);
+
+/* leaks.c */
+void leaks_on_grow(struct an_site *site, uint64_t t);
+/* 1 when the site passes the growth test of docs/analysis.md */
+int leaks_is_growing(const struct analysis *a, const struct an_site *site);
+
+/* frag.c */
+void frag_advance(struct an_dev *d, uint64_t t);
+void frag_hist_add(struct an_dev *d, uint64_t bytes);
+void frag_oom_failed(struct analysis *a, int proc, uint32_t tid, int dev, uint64_t bytes,
+		     uint16_t result, uint64_t t);
+void frag_reset(void);
+void frag_oom_free(struct analysis *a, int proc, uint32_t tid, uint64_t bytes);
+void frag_oom_alloc(struct analysis *a, int proc, uint32_t tid, uint64_t bytes, uint16_t result,
+		    uint64_t t);
+/* pools and reservations: free extents, from the live set at a peak */
+int frag_extents(struct analysis *a, struct an_dev *d);
+int frag_bucket(uint64_t bytes);
+
+/* failures.c */
+int failures_add(struct analysis *a, uint64_t t, int proc, uint32_t tid, const struct mt_event *e,
+		 int dev, const struct an_dev *pd);
+void failures_sample(struct analysis *a, int proc, int dev, uint64_t free_bytes);
+
+/* account.c, for the modules */
+int account_walk(struct analysis *a, struct an_sink *sink, uint64_t stop,
+		 int (*at)(struct analysis *, uint64_t seq));
+void account_reset(struct analysis *a, int replay);
+uint64_t account_sample_reserved(struct analysis *a, const struct an_dev *d);
+/* iterate live allocations; v.dev is the pdev index */
+struct an_live_view {
+	int proc;
+	uint8_t kind;               /* MT_KIND_* */
+	int dev;
+	uint64_t addr, bytes;
+	uint32_t site;              /* UINT32_MAX: none */
+	uint64_t x1;                /* map: handle; async: pool */
+};
+typedef void (*an_live_fn)(void *ctx, const struct an_live_view *v);
+void account_each_live(struct analysis *a, an_live_fn fn, void *ctx);
+/* pools of a process on a device: reserved/used by handle */
+struct an_pool_view { int proc; int dev; uint64_t pool, reserved, used; int has_record; };
+typedef void (*an_pool_fn)(void *ctx, const struct an_pool_view *v);
+void account_each_pool(struct analysis *a, an_pool_fn fn, void *ctx);
+
+#endif

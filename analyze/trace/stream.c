@@ -1,0 +1,380 @@
+/*
+ * stream.c - a k-way merge of the slabs of one or more traces into one
+ * global time order.
+ *
+ * How it works: a slab is written by one thread and is in time order, so
+ * the merge keeps one cursor per slab in a binary heap keyed by the run time
+ * of the cursor's next record. stream_open() walks every trace once to note
+ * each slab's first record (and the reader's iterator just after it), to
+ * collect the process, module, stack and driver records, and to find the
+ * run's origin and end. The heap then holds one small cursor per slab:
+ * memory grows with the number of slabs (one per 64 KiB of trace), not with
+ * the number of records.
+ *
+ * A cursor reads its slab only once it reaches the top of the heap, walks no
+ * further than its slab's end, and the reader lets go of the slab when the
+ * cursor leaves it: the trace's pages in memory are those of the slabs being
+ * merged (a few per thread that wrote at the same time), not the file.
+ *
+ * Ties: at the same nanosecond a free comes before an allocation (the
+ * recorder takes a free's time before the call and an allocation's after
+ * it), then lower process index, then file order.
+ *
+ * Only the records that change the state the analysis follows (events,
+ * pool and memory samples, shared memory operations) are in time order
+ * within a slab. The others are written as a side effect of an event and
+ * may carry a later time than the event after them: an allocation's time is
+ * taken when the call returns, then its stack is interned, which writes
+ * MODULE records stamped when the modules are read. So a record of the
+ * other kinds is merged at the time of the next state record of its slab
+ * (it comes just before that one), and keeps its own time in srec.t.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "trace/stream.h"
+
+#define MAX_STACK_ID (16u << 20)    /* larger ids are ignored */
+
+/* The state record a cursor is merged at: the next one from rec on. */
+struct due {
+	uint64_t time_ns;           /* its time (rec's own when the slab has no
+	                               state record after rec) */
+	uint64_t offset;            /* its file offset (past the slab: none) */
+	uint8_t type;
+};
+
+struct cursor {
+	struct trace_iter it;       /* positioned after rec */
+	struct trace_rec rec;       /* the next record of this slab */
+	struct due due;
+	uint64_t key;               /* run time of due */
+	uint32_t order;             /* cursor number, for a stable tie-break */
+	uint8_t rank;               /* 0 free, 1 anything else */
+	int proc;
+};
+
+/* A slab's first record, found by stream_open(). */
+struct slab_start {
+	struct trace_iter it;       /* positioned after rec */
+	struct trace_rec rec;
+	struct due due;
+	int proc;
+};
+
+struct stream {
+	struct sproc *procs;
+	int nprocs;
+	struct slab_start *starts;
+	size_t nstarts;
+	struct cursor *heap;
+	size_t nheap;
+	int top_given;              /* heap[0]'s record was handed out: move
+	                               on at the next call, not before, so the
+	                               slab is not let go while it is read */
+	uint64_t origin_wall, duration;
+};
+
+static uint64_t slab_of(const struct trace *t, const struct trace_rec *r)
+{
+	const struct mt_file_header *h = trace_header(t);
+
+	return (r->offset - h->header_size) / h->slab_size;
+}
+
+static int is_free(uint8_t type)
+{
+	return type == MT_REC_FREE || type == MT_REC_FREE_EX;
+}
+
+/* A record whose time orders the analysis's state. */
+static int is_state(uint8_t type)
+{
+	return (type >= MT_REC_ALLOC && type <= MT_REC_FREE_EX) || type == MT_REC_POOL ||
+	       type == MT_REC_MEMINFO || type == MT_REC_SHM;
+}
+
+/* The due of a record with nothing after it that is due. */
+static struct due due_self(const struct trace_rec *r)
+{
+	struct due d = { r->time_ns, UINT64_MAX, r->type };
+
+	return d;
+}
+
+static struct due due_at(const struct trace_rec *r)
+{
+	struct due d = { r->time_ns, r->offset, r->type };
+
+	return d;
+}
+
+static int before(const struct cursor *a, const struct cursor *b)
+{
+	if (a->key != b->key)
+		return a->key < b->key;
+	if (a->rank != b->rank)
+		return a->rank < b->rank;
+	return a->order < b->order;
+}
+
+static void sift_down(struct stream *s, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, m = i;
+		struct cursor tmp;
+
+		if (l < s->nheap && before(&s->heap[l], &s->heap[m]))
+			m = l;
+		if (l + 1 < s->nheap && before(&s->heap[l + 1], &s->heap[m]))
+			m = l + 1;
+		if (m == i)
+			return;
+		tmp = s->heap[i];
+		s->heap[i] = s->heap[m];
+		s->heap[m] = tmp;
+		i = m;
+	}
+}
+
+/* A run time: mono time + the process's shift, at least 0. */
+static uint64_t run_time(const struct stream *s, int proc, uint64_t time_ns)
+{
+	int64_t t = (int64_t)(time_ns + (uint64_t)s->procs[proc].shift);
+
+	return t > 0 ? (uint64_t)t : 0;
+}
+
+static void set_key(struct stream *s, struct cursor *c)
+{
+	c->key = run_time(s, c->proc, c->due.time_ns);
+	c->rank = !is_free(c->due.type);
+}
+
+/* c moved to a new rec: finds its due, looking ahead only past the last. */
+static void find_due(struct cursor *c)
+{
+	struct trace_iter ahead;
+	struct trace_rec r;
+
+	if (is_state(c->rec.type)) {
+		c->due = due_at(&c->rec);
+		return;
+	}
+	if (c->rec.offset < c->due.offset)
+		return;         /* still before the state record found before */
+	ahead = c->it;
+	while (trace_next_in_slab(&ahead, &r))
+		if (is_state(r.type)) {
+			c->due = due_at(&r);
+			return;
+		}
+	c->due = due_self(&c->rec);
+}
+
+void stream_rewind(struct stream *s)
+{
+	for (size_t i = 0; i < s->nstarts; i++) {
+		struct cursor *c = &s->heap[i];
+
+		c->it = s->starts[i].it;
+		c->rec = s->starts[i].rec;
+		c->due = s->starts[i].due;
+		c->proc = s->starts[i].proc;
+		c->order = (uint32_t)i;
+		set_key(s, c);
+	}
+	s->nheap = s->nstarts;
+	s->top_given = 0;
+	for (size_t i = s->nheap / 2; i-- > 0;)
+		sift_down(s, i);
+}
+
+int stream_next(struct stream *s, struct srec *out)
+{
+	struct cursor *c = &s->heap[0];
+
+	if (s->top_given) {
+		s->top_given = 0;
+		if (trace_next_in_slab(&c->it, &c->rec)) {
+			find_due(c);
+			set_key(s, c);
+		} else {
+			trace_slab_done(s->procs[c->proc].t, &c->rec);
+			s->heap[0] = s->heap[--s->nheap];
+		}
+		if (s->nheap)
+			sift_down(s, 0);
+	}
+	if (!s->nheap)
+		return 0;
+	out->rec = c->rec;
+	out->proc = c->proc;
+	out->t = is_state(c->rec.type) ? c->key : run_time(s, c->proc, c->rec.time_ns);
+	s->top_given = 1;
+	return 1;
+}
+
+static int grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+	void *n;
+	size_t c = *cap ? *cap : 16;
+
+	if (need <= *cap)
+		return 0;
+	while (c < need)
+		c *= 2;
+	n = realloc(*p, c * elem);
+	if (!n)
+		return -1;
+	*p = n;
+	*cap = c;
+	return 0;
+}
+
+/* Collects one trace's slab starts and long records. */
+static int scan_trace(struct stream *s, int pi, size_t *cap_starts, int64_t *first_wall,
+		      int64_t *last_wall)
+{
+	struct sproc *p = &s->procs[pi];
+	const struct mt_file_header *h = trace_header(p->t);
+	struct trace_iter it;
+	struct trace_rec r;
+	uint64_t cur_slab = UINT64_MAX;
+	size_t cap_mod = 0, cap_stk = 0, undue = SIZE_MAX;    /* a start without its due */
+	int64_t wshift = (int64_t)(h->start_wall_ns - h->start_mono_ns);
+
+	p->process = trace_process(p->t);
+	*first_wall = (int64_t)h->start_wall_ns;
+	*last_wall = *first_wall;
+	trace_iter_init(&it, p->t);
+	while (trace_next(&it, &r)) {
+		uint64_t sl = slab_of(p->t, &r);
+		/* unsigned: hostile times must wrap, not overflow (found by fuzzing) */
+		int64_t w = (int64_t)(r.time_ns + (uint64_t)wshift);
+
+		if (sl != cur_slab) {
+			cur_slab = sl;
+			if (grow((void **)&s->starts, cap_starts, s->nstarts + 1, sizeof(*s->starts)))
+				return -1;
+			s->starts[s->nstarts].it = it;
+			s->starts[s->nstarts].rec = r;
+			s->starts[s->nstarts].due = is_state(r.type) ? due_at(&r) : due_self(&r);
+			s->starts[s->nstarts].proc = pi;
+			undue = is_state(r.type) ? SIZE_MAX : s->nstarts;
+			s->nstarts++;
+			if (w < *first_wall)
+				*first_wall = w;
+		} else if (undue != SIZE_MAX && is_state(r.type)) {
+			s->starts[undue].due = due_at(&r);
+			undue = SIZE_MAX;
+		}
+		if (w > *last_wall)
+			*last_wall = w;
+		switch (r.type) {
+		case MT_REC_MODULE:
+			if (grow((void **)&p->modules, &cap_mod, p->nmodules + 1, sizeof(void *)))
+				return -1;
+			p->modules[p->nmodules++] = r.p;
+			break;
+		case MT_REC_STACK: {
+			const struct mt_stack *st = r.p;
+
+			if (st->id >= MAX_STACK_ID)
+				break;
+			if (st->id >= p->nstacks) {
+				size_t old = cap_stk;
+
+				if (grow((void **)&p->stacks, &cap_stk, st->id + 1, sizeof(void *)))
+					return -1;
+				memset(p->stacks + old, 0, (cap_stk - old) * sizeof(void *));
+				p->nstacks = (uint32_t)cap_stk;
+			}
+			p->stacks[st->id] = st;
+			break;
+		}
+		case MT_REC_DRIVER:
+			p->driver_version = ((const struct mt_driver *)r.p)->driver_version;
+			break;
+		case MT_REC_ALLOC: case MT_REC_FREE: case MT_REC_ALLOC_EX: case MT_REC_FREE_EX:
+			p->events++;
+			break;
+		}
+	}
+	return 0;
+}
+
+struct stream *stream_open(struct trace **traces, int n, char *err, size_t errlen)
+{
+	struct stream *s = calloc(1, sizeof(*s));
+	size_t cap_starts = 0;
+	int64_t origin = INT64_MAX, end = INT64_MIN;
+
+	if (!s || !(s->procs = calloc((size_t)n, sizeof(*s->procs))))
+		goto nomem;
+	s->nprocs = n;
+	for (int i = 0; i < n; i++) {
+		int64_t fw, lw;
+
+		s->procs[i].t = traces[i];
+		if (scan_trace(s, i, &cap_starts, &fw, &lw))
+			goto nomem;
+		s->procs[i].first_t = (uint64_t)fw;   /* made relative below */
+		s->procs[i].last_t = (uint64_t)lw;
+		if (fw < origin)
+			origin = fw;
+		if (lw > end)
+			end = lw;
+	}
+	if (n == 0)
+		origin = end = 0;
+	s->origin_wall = (uint64_t)origin;
+	/* unsigned: hostile times must wrap, not overflow (found by fuzzing) */
+	s->duration = (uint64_t)end - (uint64_t)origin;
+	for (int i = 0; i < n; i++) {
+		const struct mt_file_header *h = trace_header(traces[i]);
+		struct sproc *p = &s->procs[i];
+
+		p->shift = (int64_t)(h->start_wall_ns - h->start_mono_ns - (uint64_t)origin);
+		p->first_t -= (uint64_t)origin;
+		p->last_t -= (uint64_t)origin;
+	}
+	s->heap = calloc(s->nstarts ? s->nstarts : 1, sizeof(*s->heap));
+	if (!s->heap)
+		goto nomem;
+	stream_rewind(s);
+	return s;
+nomem:
+	snprintf(err, errlen, "out of memory");
+	stream_close(s);
+	errno = ENOMEM;
+	return NULL;
+}
+
+void stream_close(struct stream *s)
+{
+	if (!s)
+		return;
+	for (int i = 0; s->procs && i < s->nprocs; i++) {
+		free(s->procs[i].modules);
+		free(s->procs[i].stacks);
+	}
+	free(s->procs);
+	free(s->starts);
+	free(s->heap);
+	free(s);
+}
+
+int stream_nprocs(const struct stream *s) { return s->nprocs; }
+const struct sproc *stream_proc(const struct stream *s, int i) { return &s->procs[i]; }
+uint64_t stream_origin_wall(const struct stream *s) { return s->origin_wall; }
+uint64_t stream_duration(const struct stream *s) { return s->duration; }
+
+const struct mt_stack *stream_stack(const struct stream *s, int proc, uint32_t id)
+{
+	const struct sproc *p = &s->procs[proc];
+
+	return id < p->nstacks ? p->stacks[id] : NULL;
+}

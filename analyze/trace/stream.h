@@ -1,0 +1,57 @@
+/*
+ * stream.h - the records of one or more traces in one global time order.
+ *
+ * The traces of a run (one file per process) are merged on wall-clock time:
+ * a record's run time is its CLOCK_MONOTONIC time shifted by its file's
+ * start_wall_ns - start_mono_ns, minus the run's origin (the earliest record
+ * or header start of all files), so every time is >= 0 ns.
+ *
+ * Functions return NULL / -1 with a message in err on failure; they never
+ * print.
+ */
+#ifndef MEMTRACE_STREAM_H
+#define MEMTRACE_STREAM_H
+
+#include <stdint.h>
+
+#include "trace/trace-read.h"
+
+struct stream;
+
+struct srec {
+	struct trace_rec rec;
+	int proc;               /* index of the trace in the array given */
+	uint64_t t;             /* ns since the run's origin */
+};
+
+/* One process: what stream_open() collected from its trace. */
+struct sproc {
+	struct trace *t;
+	const struct mt_process *process;       /* NULL when the trace has none */
+	const struct mt_module **modules;       /* in file order */
+	uint32_t nmodules;
+	const struct mt_stack **stacks;         /* indexed by stack id; may be NULL */
+	uint32_t nstacks;                       /* size of stacks[] */
+	int32_t driver_version;                 /* 0 when not recorded */
+	int64_t shift;                          /* run time = mono time + shift */
+	uint64_t first_t, last_t;               /* run times of its first / last record */
+	uint64_t events;
+};
+
+/* Merges the n traces (which stay owned by the caller). */
+struct stream *stream_open(struct trace **traces, int n, char *err, size_t errlen);
+void stream_close(struct stream *s);
+/* Starts the walk over from the first record. */
+void stream_rewind(struct stream *s);
+/* The next record in time order: 1, or 0 at the end. */
+int stream_next(struct stream *s, struct srec *out);
+
+int stream_nprocs(const struct stream *s);
+const struct sproc *stream_proc(const struct stream *s, int i);
+/* The run's origin in ns since the epoch, and its length in ns. */
+uint64_t stream_origin_wall(const struct stream *s);
+uint64_t stream_duration(const struct stream *s);
+/* The stack record of a process, or NULL. */
+const struct mt_stack *stream_stack(const struct stream *s, int proc, uint32_t id);
+
+#endif

@@ -1,0 +1,726 @@
+/*
+ * trace-read.c - the trace reader (see trace-read.h for the API).
+ *
+ * Design: the whole file is mapped read-only and walked twice with the same
+ * code, walk(). trace_open() walks it once to validate every record and
+ * count what it finds; it refuses the file at the first bad record, so
+ * trace_next(), which walks again, never meets one and cannot fail. Every
+ * bound is checked with 64-bit arithmetic on offsets into the mapping
+ * before anything is read: a trace is untrusted input (and fuzzed).
+ *
+ * The walk follows the slab rules of trace-format.h exactly: slabs sit at
+ * header_size + k * slab_size; a slab without MT_SLAB_MAGIC is
+ * skipped; inside a slab records follow each other until a zero head or the
+ * slab end. A zero head with non-zero bytes after it is a record whose
+ * writer died before storing the head: a torn record, counted.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "trace/trace-read.h"
+
+#if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "the trace reader reads little-endian traces in place"
+#endif
+
+#define MIN_SLAB 4096u
+#define MAX_SLAB (16u * 1024 * 1024)
+#define RELEASE_BYTES (1u << 20)    /* let go of slabs in groups this large:
+                                       one madvise per slab costs more than
+                                       the walk itself */
+
+struct trace {
+	char *path;
+	const unsigned char *map;
+	uint64_t size;
+	int mapped;                 /* map is ours to munmap */
+	uint32_t slab_size;
+	uint32_t header_size;       /* offset of slab 0 */
+	uint64_t nslabs;            /* slabs that start inside the file */
+	uint64_t group;             /* slabs per release group */
+	uint16_t *group_slabs;      /* slabs a walk enters, per group; NULL:
+	                               nothing to let go of (not mapped) */
+	uint16_t *group_left;       /* slabs walks have left since the group
+	                               was last let go of */
+	const struct mt_process *process;
+	struct trace_stats stats;
+};
+
+/* The walk's findings: damage counts and, on a bad record, the message. */
+struct scan {
+	uint64_t torn;
+	char *err;
+	size_t errlen;
+};
+
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err || !errlen)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+/* Per-type rules: the least size, and whether the type is a long record. */
+static int type_rule(unsigned type, uint32_t *min, int *is_long)
+{
+	static const struct { uint32_t min; int is_long; } rules[] = {
+		[MT_REC_PROCESS] = { sizeof(struct mt_process), 1 },
+		[MT_REC_MODULE] = { sizeof(struct mt_module), 1 },
+		[MT_REC_STACK] = { sizeof(struct mt_stack), 1 },
+		[MT_REC_ALLOC] = { sizeof(struct mt_event), 0 },
+		[MT_REC_FREE] = { sizeof(struct mt_event), 0 },
+		[MT_REC_ALLOC_EX] = { sizeof(struct mt_event_ex), 0 },
+		[MT_REC_FREE_EX] = { sizeof(struct mt_event_ex), 0 },
+		[MT_REC_POOL] = { sizeof(struct mt_pool), 0 },
+		[MT_REC_MEMINFO] = { sizeof(struct mt_meminfo), 0 },
+		[MT_REC_TIMEBASE] = { sizeof(struct mt_timebase), 0 },
+		[MT_REC_DRIVER] = { sizeof(struct mt_driver), 0 },
+		[MT_REC_NOTE] = { sizeof(struct mt_note), 1 },
+		[MT_REC_PYCODE] = { sizeof(struct mt_pycode), 1 },
+		[MT_REC_SHM] = { sizeof(struct mt_shm), 1 },
+	};
+
+	if (type == 0 || type >= sizeof(rules) / sizeof(rules[0]))
+		return -1;
+	*min = rules[type].min;
+	*is_long = rules[type].is_long;
+	return 0;
+}
+
+static int nonzero(const unsigned char *p, uint64_t n)
+{
+	for (uint64_t i = 0; i < n; i++)
+		if (p[i])
+			return 1;
+	return 0;
+}
+
+/*
+ * Checks what lies inside a record of a known type whose size is already
+ * within the slab and at least the type's minimum: string and array lengths.
+ * Returns 0, or -1 with a message.
+ */
+static int check_body(const struct trace *t, const unsigned char *p, uint32_t size,
+		      uint64_t off, struct scan *sc)
+{
+	uint64_t need = 0;
+	const char *what = NULL;
+
+	switch (((const struct mt_head *)p)->type) {
+	case MT_REC_PROCESS: {
+		const struct mt_process *r = (const void *)p;
+		need = sizeof(*r) + (uint64_t)r->hostname_len + r->exe_len + r->cmdline_len;
+		what = "strings";
+		break;
+	}
+	case MT_REC_MODULE: {
+		const struct mt_module *r = (const void *)p;
+		need = sizeof(*r) + (uint64_t)r->build_id_len + r->path_len;
+		what = "strings";
+		break;
+	}
+	case MT_REC_STACK: {
+		const struct mt_stack *r = (const void *)p;
+		if (r->id == 0) {
+			set_err(sc->err, sc->errlen, "'%s': corrupt stack record at offset %#llx: id 0",
+				t->path, (unsigned long long)off);
+			return -1;
+		}
+		need = sizeof(*r) + (uint64_t)r->depth * sizeof(r->ips[0]);
+		what = "frames";
+		break;
+	}
+	case MT_REC_NOTE: {
+		const struct mt_note *r = (const void *)p;
+		need = sizeof(*r) + (uint64_t)r->len;
+		what = "strings";
+		break;
+	}
+	case MT_REC_PYCODE: {
+		const struct mt_pycode *r = (const void *)p;
+		if (r->id == 0) {
+			set_err(sc->err, sc->errlen, "'%s': corrupt pycode record at offset %#llx: id 0",
+				t->path, (unsigned long long)off);
+			return -1;
+		}
+		need = sizeof(*r) + (uint64_t)r->filename_len + r->name_len + r->linetable_len;
+		what = "strings";
+		break;
+	}
+	case MT_REC_SHM: {
+		const struct mt_shm *r = (const void *)p;
+		need = sizeof(*r) + (uint64_t)r->name_len;
+		what = "strings";
+		break;
+	}
+	}
+	if (need > size) {
+		set_err(sc->err, sc->errlen,
+			"'%s': corrupt %s record at offset %#llx: %s need %llu bytes, the record has %u",
+			t->path, trace_type_name(((const struct mt_head *)p)->type),
+			(unsigned long long)off, what, (unsigned long long)need, size);
+		return -1;
+	}
+	return 0;
+}
+
+/* The record's own time offset, for types that have one. */
+static int time_delta(const unsigned char *p, uint32_t *delta)
+{
+	switch (((const struct mt_head *)p)->type) {
+	case MT_REC_ALLOC: case MT_REC_FREE: case MT_REC_ALLOC_EX: case MT_REC_FREE_EX:
+		*delta = ((const struct mt_event *)p)->time_delta;
+		return 1;
+	case MT_REC_POOL:
+		*delta = ((const struct mt_pool *)p)->time_delta;
+		return 1;
+	case MT_REC_MEMINFO:
+		*delta = ((const struct mt_meminfo *)p)->time_delta;
+		return 1;
+	case MT_REC_MODULE:
+		*delta = ((const struct mt_module *)p)->time_delta;
+		return 1;
+	case MT_REC_NOTE:
+		*delta = ((const struct mt_note *)p)->time_delta;
+		return 1;
+	case MT_REC_SHM:
+		*delta = ((const struct mt_shm *)p)->time_delta;
+		return 1;
+	}
+	return 0;
+}
+
+/* Lets go of the file bytes [from, to) in this process's memory. */
+static void trace_release(const struct trace *t, uint64_t from, uint64_t to)
+{
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+
+	if (!t->mapped || from >= to)
+		return;
+	from &= ~(page - 1);
+	if (from >= t->size)
+		return;
+	to = to > t->size ? t->size : to;
+	(void)madvise((void *)(t->map + from), (size_t)(to - from), MADV_DONTNEED);
+}
+
+/* Lets go of group g of slabs. */
+static void release_group(const struct trace *t, uint64_t g)
+{
+	uint64_t start = t->header_size + g * t->group * t->slab_size;
+
+	trace_release(t, start, start + t->group * t->slab_size);
+}
+
+/*
+ * A walk is done with slab k. Once walks have left every slab of its group,
+ * the group's pages leave this process's memory (they stay in the page
+ * cache): a walk over the whole file, or a merge of its slabs, keeps the
+ * slabs in use resident, not the file.
+ */
+static void slab_left(const struct trace *t, uint64_t k)
+{
+	uint64_t g = k / t->group;
+
+	if (!t->group_slabs)
+		return;
+	if (++t->group_left[g] >= t->group_slabs[g]) {
+		t->group_left[g] = 0;
+		release_group(t, g);
+	}
+}
+
+/* The walk reached the end of its slab; a walk of the file has left it. */
+static void end_slab(struct trace_iter *it, int one_slab)
+{
+	it->pos = 0;
+	if (!one_slab)
+		slab_left(it->t, it->slab - 1);
+}
+
+/*
+ * The one walk: finds the next record after it. Returns 1 with rec filled,
+ * 0 at the end of the file (or of the slab, with one_slab), -1 on a bad
+ * record (message in sc->err). sc may be NULL once the file is known to be
+ * valid.
+ */
+static int walk(struct trace_iter *it, struct trace_rec *rec, struct scan *sc, int one_slab)
+{
+	const struct trace *t = it->t;
+	const uint64_t slab = t->slab_size;
+	struct scan none = { 0, NULL, 0 };
+
+	if (!sc)
+		sc = &none;
+	for (;;) {
+		if (it->pos == 0) {
+			uint64_t start, end;
+			const struct mt_slab_header *sh;
+
+			if (one_slab || it->slab >= t->nslabs)
+				return 0;
+			start = t->header_size + it->slab * slab;
+			end = start + slab < t->size ? start + slab : t->size;
+			it->slab++;
+			if (end - start < sizeof(*sh))
+				continue;
+			sh = (const void *)(t->map + start);
+			if (sh->magic != MT_SLAB_MAGIC)
+				continue;
+			it->tid = sh->tid;
+			it->base = sh->time_base;
+			it->pos = start + sizeof(*sh);
+			it->end = end;
+		}
+
+		uint64_t off = it->pos;
+		uint64_t slab_end = t->header_size + (it->slab - 1) * slab + slab;
+		int cut = it->end < slab_end;   /* the file ends inside this slab */
+		const unsigned char *p = t->map + off;
+		const struct mt_head *h = (const void *)p;
+		uint64_t size;
+		uint32_t min, delta;
+		int is_long;
+
+		if (off + sizeof(*h) > it->end) {
+			end_slab(it, one_slab);
+			continue;
+		}
+		if (!h->type && !h->size8 && !h->a && !h->b) {
+			if (nonzero(p, it->end - off))
+				sc->torn++;
+			end_slab(it, one_slab);
+			continue;
+		}
+		if (h->type == 0) {
+			set_err(sc->err, sc->errlen,
+				"'%s': corrupt record at offset %#llx: type 0", t->path,
+				(unsigned long long)off);
+			return -1;
+		}
+		if (h->size8) {
+			size = h->size8 * 8u;
+		} else {
+			if (off + sizeof(struct mt_long_head) > it->end) {
+				if (cut) {
+					end_slab(it, one_slab);
+					continue;
+				}
+				set_err(sc->err, sc->errlen,
+					"'%s': corrupt record at offset %#llx: long head runs past the slab end",
+					t->path, (unsigned long long)off);
+				return -1;
+			}
+			size = ((const struct mt_long_head *)p)->size;
+			if (size < sizeof(struct mt_long_head) || size % 8) {
+				set_err(sc->err, sc->errlen,
+					"'%s': corrupt record at offset %#llx: bad size %llu",
+					t->path, (unsigned long long)off, (unsigned long long)size);
+				return -1;
+			}
+		}
+		if (off + size > it->end) {
+			if (cut && off + size <= slab_end) {
+				/* The record was written whole; the file lost its end. */
+				end_slab(it, one_slab);
+				continue;
+			}
+			set_err(sc->err, sc->errlen,
+				"'%s': corrupt record at offset %#llx: size %llu runs past the slab end",
+				t->path, (unsigned long long)off, (unsigned long long)size);
+			return -1;
+		}
+		if (type_rule(h->type, &min, &is_long) == 0) {
+			if (is_long != !h->size8) {
+				set_err(sc->err, sc->errlen,
+					"'%s': corrupt %s record at offset %#llx: %s size encoding",
+					t->path, trace_type_name(h->type), (unsigned long long)off,
+					h->size8 ? "short" : "long");
+				return -1;
+			}
+			if (size < min) {
+				set_err(sc->err, sc->errlen,
+					"'%s': corrupt %s record at offset %#llx: size %llu, at least %u expected",
+					t->path, trace_type_name(h->type), (unsigned long long)off,
+					(unsigned long long)size, min);
+				return -1;
+			}
+			if (check_body(t, p, (uint32_t)size, off, sc) < 0)
+				return -1;
+		}
+
+		if (h->type == MT_REC_TIMEBASE)
+			it->base = ((const struct mt_timebase *)p)->time_base;
+		rec->p = p;
+		rec->size = (uint32_t)size;
+		rec->type = h->type;
+		rec->tid = it->tid;
+		rec->time_ns = it->base;
+		if (time_delta(p, &delta))
+			rec->time_ns += delta;
+		rec->offset = off;
+		it->pos = off + size;
+		return 1;
+	}
+}
+
+static struct trace *fail(struct trace *t, int e, char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err && errlen) {
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	trace_close(t);
+	errno = e;
+	return NULL;
+}
+
+/* Checks the file header; 0, or -1 with a message and errno EINVAL. */
+static int check_header(struct trace *t, char *err, size_t errlen)
+{
+	const struct mt_file_header *fh = (const void *)t->map;
+	uint32_t ss;
+
+	if (t->size < sizeof(fh->magic) || memcmp(fh->magic, MT_MAGIC, sizeof(fh->magic))) {
+		set_err(err, errlen, "'%s': not a memtrace trace (bad magic)", t->path);
+		return -1;
+	}
+	if (t->size < MT_FILE_HEADER_SIZE) {
+		set_err(err, errlen, "'%s': truncated trace header (%llu of %d bytes)", t->path,
+			(unsigned long long)t->size, MT_FILE_HEADER_SIZE);
+		return -1;
+	}
+	if (fh->version > MT_FORMAT_VERSION) {
+		set_err(err, errlen, "'%s': trace format %u is newer than this memtrace (reads up to %d)",
+			t->path, fh->version, MT_FORMAT_VERSION);
+		return -1;
+	}
+	if (fh->version == 0) {
+		set_err(err, errlen, "'%s': bad trace format version 0", t->path);
+		return -1;
+	}
+	/* The first slab sits on a page boundary, so it can be mapped. */
+	if (fh->header_size < MT_FILE_HEADER_SIZE || fh->header_size % 4096 ||
+	    fh->header_size > MAX_SLAB) {
+		set_err(err, errlen, "'%s': bad header size %u (a multiple of 4096 up to %u expected)",
+			t->path, fh->header_size, MAX_SLAB);
+		return -1;
+	}
+	ss = fh->slab_size;
+	if (ss < MIN_SLAB || ss > MAX_SLAB || (ss & (ss - 1))) {
+		set_err(err, errlen, "'%s': bad slab size %u (a power of two from %u to %u expected)",
+			t->path, ss, MIN_SLAB, MAX_SLAB);
+		return -1;
+	}
+	t->slab_size = ss;
+	t->header_size = fh->header_size;
+	if (t->size > t->header_size)
+		t->nslabs = (t->size - t->header_size + ss - 1) / ss;
+	return 0;
+}
+
+/* Checks the header and every record of t, counting; frees t on failure. */
+static struct trace *validate(struct trace *t, char *err, size_t errlen)
+{
+	struct trace_iter it;
+	struct trace_rec rec;
+	struct scan sc = { 0, err, errlen };
+	int r;
+
+	t->stats.file_size = t->size;
+	if (check_header(t, err, errlen) < 0)
+		return fail(t, EINVAL, NULL, 0, "");
+
+	t->group = t->slab_size < RELEASE_BYTES ? RELEASE_BYTES / t->slab_size : 1;
+	if (t->mapped) {
+		uint64_t ngroups = (t->nslabs + t->group - 1) / t->group;
+
+		t->group_slabs = calloc(ngroups ? ngroups : 1, sizeof(uint16_t));
+		t->group_left = calloc(ngroups ? ngroups : 1, sizeof(uint16_t));
+		if (!t->group_slabs || !t->group_left)
+			return fail(t, ENOMEM, err, errlen, "cannot read '%s': %s", t->path,
+				    strerror(ENOMEM));
+	}
+	/* the slabs a walk enters: those with a whole header and the magic */
+	for (uint64_t k = 0; k < t->nslabs; k++) {
+		uint64_t start = t->header_size + k * t->slab_size;
+
+		if (t->size - start >= sizeof(struct mt_slab_header) &&
+		    ((const struct mt_slab_header *)(t->map + start))->magic == MT_SLAB_MAGIC) {
+			t->stats.slabs++;
+			if (t->group_slabs)
+				t->group_slabs[k / t->group]++;
+		}
+		if (k % t->group == t->group - 1 || k + 1 == t->nslabs)
+			release_group(t, k / t->group);
+	}
+	trace_iter_init(&it, t);
+	while ((r = walk(&it, &rec, &sc, 0)) == 1) {
+		t->stats.records++;
+		if (rec.type >= MT_REC_ALLOC && rec.type <= MT_REC_FREE_EX)
+			t->stats.events++;
+		if (rec.type == MT_REC_PROCESS && !t->process)
+			t->process = rec.p;
+		if (!trace_type_name(rec.type))
+			t->stats.unknown++;
+	}
+	if (r < 0)
+		return fail(t, EINVAL, NULL, 0, "");
+	t->stats.torn = sc.torn;
+	if (t->size < t->header_size)
+		t->stats.cut_bytes = t->size;
+	else
+		t->stats.cut_bytes = (t->size - t->header_size) % t->slab_size;
+	t->stats.truncated = t->size < t->header_size || t->stats.cut_bytes;
+	trace_release(t, 0, t->size);
+	return t;
+}
+
+struct trace *trace_open(const char *path, char *err, size_t errlen)
+{
+	struct trace *t;
+	struct stat st;
+	void *map;
+	int fd;
+
+	t = calloc(1, sizeof(*t));
+	if (!t || !(t->path = strdup(path)))
+		return fail(t, ENOMEM, err, errlen, "cannot open '%s': %s", path, strerror(ENOMEM));
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return fail(t, errno, err, errlen, "cannot open '%s': %s", path, strerror(errno));
+	if (fstat(fd, &st) < 0) {
+		int e = errno;
+		close(fd);
+		return fail(t, e, err, errlen, "cannot read '%s': %s", path, strerror(e));
+	}
+	if (S_ISDIR(st.st_mode)) {
+		close(fd);
+		return fail(t, EISDIR, err, errlen, "cannot read '%s': %s", path, strerror(EISDIR));
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return fail(t, EINVAL, err, errlen, "cannot read '%s': not a regular file", path);
+	}
+	if (st.st_size == 0) {
+		close(fd);
+		return fail(t, EINVAL, err, errlen, "'%s': empty file, not a memtrace trace", path);
+	}
+	t->size = (uint64_t)st.st_size;
+	if (t->size != (size_t)t->size) {
+		close(fd);
+		return fail(t, EFBIG, err, errlen, "cannot read '%s': %s", path, strerror(EFBIG));
+	}
+	map = mmap(NULL, (size_t)t->size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (map == MAP_FAILED) {
+		int e = errno;
+		return fail(t, e, err, errlen, "cannot map '%s': %s", path, strerror(e));
+	}
+	t->map = map;
+	t->mapped = 1;
+	return validate(t, err, errlen);
+}
+
+struct trace *trace_open_buffer(const void *buf, size_t len, const char *name, char *err,
+				size_t errlen)
+{
+	struct trace *t = calloc(1, sizeof(*t));
+
+	if (!t || !(t->path = strdup(name)))
+		return fail(t, ENOMEM, err, errlen, "cannot open '%s': %s", name, strerror(ENOMEM));
+	if ((uintptr_t)buf % 8)
+		return fail(t, EINVAL, err, errlen, "'%s': buffer not 8-byte aligned", name);
+	if (len == 0)
+		return fail(t, EINVAL, err, errlen, "'%s': empty file, not a memtrace trace", name);
+	t->map = buf;
+	t->size = len;
+	return validate(t, err, errlen);
+}
+
+void trace_close(struct trace *t)
+{
+	if (!t)
+		return;
+	if (t->mapped)
+		munmap((void *)t->map, (size_t)t->size);
+	free(t->group_slabs);
+	free(t->group_left);
+	free(t->path);
+	free(t);
+}
+
+const char *trace_path(const struct trace *t)
+{
+	return t->path;
+}
+
+const struct mt_file_header *trace_header(const struct trace *t)
+{
+	return (const void *)t->map;
+}
+
+const struct trace_stats *trace_stats(const struct trace *t)
+{
+	return &t->stats;
+}
+
+const struct mt_process *trace_process(const struct trace *t)
+{
+	return t->process;
+}
+
+int trace_warning(const struct trace *t, unsigned i, char *buf, size_t len)
+{
+	unsigned n = 0;
+
+	if (t->stats.torn && n++ == i) {
+		snprintf(buf, len, "'%s': %llu torn record%s skipped (the process was killed while writing)",
+			 t->path, (unsigned long long)t->stats.torn, t->stats.torn == 1 ? "" : "s");
+		return 0;
+	}
+	if (t->stats.truncated && t->size < t->header_size && n++ == i) {
+		snprintf(buf, len, "'%s': truncated before the first slab (%llu of %u header bytes); "
+			 "no records", t->path, (unsigned long long)t->size, t->header_size);
+		return 0;
+	}
+	if (t->stats.truncated && t->size >= t->header_size && n++ == i) {
+		snprintf(buf, len, "'%s': truncated: the last slab has %llu of %u bytes; "
+			 "loaded the records before the cut", t->path,
+			 (unsigned long long)t->stats.cut_bytes, t->slab_size);
+		return 0;
+	}
+	return -1;
+}
+
+void trace_iter_init(struct trace_iter *it, const struct trace *t)
+{
+	memset(it, 0, sizeof(*it));
+	it->t = t;
+}
+
+int trace_next(struct trace_iter *it, struct trace_rec *rec)
+{
+	/* trace_open() validated every record: -1 cannot happen here. */
+	return walk(it, rec, NULL, 0) == 1;
+}
+
+int trace_next_in_slab(struct trace_iter *it, struct trace_rec *rec)
+{
+	return walk(it, rec, NULL, 1) == 1;
+}
+
+void trace_slab_done(const struct trace *t, const struct trace_rec *rec)
+{
+	slab_left(t, (rec->offset - t->header_size) / t->slab_size);
+}
+
+void trace_process_strings(const struct mt_process *p, struct trace_bytes *hostname,
+			   struct trace_bytes *cmdline, struct trace_bytes *exe)
+{
+	const char *s = (const char *)(p + 1);
+
+	hostname->p = s;
+	hostname->len = p->hostname_len;
+	cmdline->p = s + p->hostname_len;
+	cmdline->len = p->cmdline_len;
+	exe->p = s + p->hostname_len + p->cmdline_len;
+	exe->len = p->exe_len;
+}
+
+void trace_module_strings(const struct mt_module *m, struct trace_bytes *build_id,
+			  struct trace_bytes *path)
+{
+	const char *s = (const char *)(m + 1);
+
+	build_id->p = s;
+	build_id->len = m->build_id_len;
+	path->p = s + m->build_id_len;
+	path->len = m->path_len;
+}
+
+struct trace_bytes trace_note_text(const struct mt_note *n)
+{
+	struct trace_bytes b = { (const char *)(n + 1), n->len };
+	return b;
+}
+
+struct trace_bytes trace_shm_name(const struct mt_shm *s)
+{
+	struct trace_bytes b = { (const char *)(s + 1), s->name_len };
+	return b;
+}
+
+const char *trace_shm_op_name(unsigned op)
+{
+	static const char *const names[] = {
+		[MT_SHM_OPEN] = "open", [MT_SHM_TRUNCATE] = "truncate", [MT_SHM_MMAP] = "mmap",
+		[MT_SHM_UNLINK] = "unlink", [MT_SHM_CLOSE] = "close",
+		[MT_SHM_FALLOCATE] = "fallocate", [MT_SHM_MUNMAP] = "munmap",
+	};
+
+	return op < sizeof(names) / sizeof(names[0]) ? names[op] : NULL;
+}
+
+void trace_pycode_strings(const struct mt_pycode *c, struct trace_bytes *filename,
+			  struct trace_bytes *name, struct trace_bytes *linetable)
+{
+	const char *s = (const char *)(c + 1);
+
+	*filename = (struct trace_bytes){ s, c->filename_len };
+	*name = (struct trace_bytes){ s + c->filename_len, c->name_len };
+	*linetable = (struct trace_bytes){ s + c->filename_len + c->name_len, c->linetable_len };
+}
+
+const char *trace_api_name(unsigned api)
+{
+	switch (api) {
+#define API_CASE(name, id) case id: return #name;
+	MT_API_LIST(API_CASE)
+#undef API_CASE
+	}
+	return NULL;
+}
+
+const char *trace_kind_name(unsigned kind)
+{
+	static const char *const names[] = {
+		[MT_KIND_DEVICE] = "device", [MT_KIND_MANAGED] = "managed",
+		[MT_KIND_HOST] = "host", [MT_KIND_HOST_REGISTER] = "host_register",
+		[MT_KIND_ASYNC] = "async", [MT_KIND_VMM_PHYS] = "vmm_phys",
+		[MT_KIND_VMM_RETAIN] = "vmm_retain", [MT_KIND_VMM_RESERVE] = "vmm_reserve",
+		[MT_KIND_VMM_MAP] = "vmm_map", [MT_KIND_ARRAY] = "array",
+		[MT_KIND_FOREIGN] = "foreign", [MT_KIND_POOL] = "pool",
+	};
+
+	kind &= MT_KIND_MASK;
+	return kind < sizeof(names) / sizeof(names[0]) ? names[kind] : NULL;
+}
+
+const char *trace_type_name(unsigned type)
+{
+	static const char *const names[] = {
+		[MT_REC_PROCESS] = "process", [MT_REC_MODULE] = "module",
+		[MT_REC_STACK] = "stack", [MT_REC_ALLOC] = "alloc", [MT_REC_FREE] = "free",
+		[MT_REC_ALLOC_EX] = "alloc", [MT_REC_FREE_EX] = "free",
+		[MT_REC_POOL] = "pool", [MT_REC_MEMINFO] = "meminfo",
+		[MT_REC_TIMEBASE] = "timebase", [MT_REC_DRIVER] = "driver",
+		[MT_REC_NOTE] = "note", [MT_REC_PYCODE] = "pycode", [MT_REC_SHM] = "shm",
+	};
+
+	return type < sizeof(names) / sizeof(names[0]) ? names[type] : NULL;
+}

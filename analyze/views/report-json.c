@@ -1,0 +1,447 @@
+/*
+ * report-json.c - the report as JSON (docs/report-json.md): one key per
+ * line, indented, so that a test or a person can grep it; a frame is one
+ * object on one line. Keys are only ever added, never renamed.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/report.h"
+
+struct jw {
+	FILE *f;
+	int depth;
+	int first[32];
+};
+
+static void sep(struct jw *j)
+{
+	if (j->depth > 0 && !j->first[j->depth])
+		putc(',', j->f);
+	if (j->depth > 0)
+		j->first[j->depth] = 0;
+	putc('\n', j->f);
+	for (int i = 0; i < j->depth; i++)
+		fputs("  ", j->f);
+}
+
+static void key(struct jw *j, const char *k)
+{
+	sep(j);
+	if (k)
+		fprintf(j->f, "\"%s\": ", k);
+}
+
+static void open_(struct jw *j, const char *k, char c)
+{
+	key(j, k);
+	putc(c, j->f);
+	j->depth++;
+	j->first[j->depth] = 1;
+}
+
+static void close_(struct jw *j, char c)
+{
+	int empty = j->first[j->depth];
+
+	j->depth--;
+	if (!empty) {
+		putc('\n', j->f);
+		for (int i = 0; i < j->depth; i++)
+			fputs("  ", j->f);
+	}
+	putc(c, j->f);
+}
+
+static void u64(struct jw *j, const char *k, uint64_t v)
+{
+	key(j, k);
+	fprintf(j->f, "%" PRIu64, v);
+}
+
+static void i64(struct jw *j, const char *k, int64_t v)
+{
+	key(j, k);
+	fprintf(j->f, "%" PRId64, v);
+}
+
+static void str(struct jw *j, const char *k, const char *s, size_t len)
+{
+	key(j, k);
+	rep_json_str(j->f, s, len);
+}
+
+static void cstr(struct jw *j, const char *k, const char *s)
+{
+	str(j, k, s, s ? strlen(s) : 0);
+}
+
+static void boolean(struct jw *j, const char *k, int v)
+{
+	key(j, k);
+	fputs(v ? "true" : "false", j->f);
+}
+
+static void null(struct jw *j, const char *k)
+{
+	key(j, k);
+	fputs("null", j->f);
+}
+
+static void share(struct jw *j, const char *k, double v)
+{
+	key(j, k);
+	fprintf(j->f, "%.4f", v);
+}
+
+static void frames(struct jw *j, const struct sym_stack *st)
+{
+	FILE *f = j->f;
+
+	open_(j, "frames", '[');
+	for (int i = 0; st && i < st->nframes; i++) {
+		const struct sym_frame *fr = &st->frames[i];
+
+		key(j, NULL);
+		fputs("{\"function\": ", f);
+		rep_json_str(f, fr->function, fr->function ? strlen(fr->function) : 0);
+		fputs(", \"file\": ", f);
+		rep_json_str(f, fr->file, fr->file ? strlen(fr->file) : 0);
+		fprintf(f, ", \"line\": %d, \"module\": ", fr->line);
+		rep_json_str(f, fr->module, strlen(fr->module));
+		fprintf(f, ", \"offset\": \"0x%" PRIx64 "\", \"inlined\": %s, \"user\": %s, \"python\": %s}",
+			fr->offset, fr->inlined ? "true" : "false", fr->user ? "true" : "false",
+			fr->python ? "true" : "false");
+	}
+	close_(j, ']');
+	u64(j, "hidden_frames", st ? (uint64_t)st->hidden : 0);
+}
+
+static void entry(struct jw *j, const struct rep_entry *e, const char *kind)
+{
+	open_(j, NULL, '{');
+	if (kind)
+		cstr(j, "kind", kind);
+	if (e->dev >= 0)
+		i64(j, "device", e->dev);
+	else
+		cstr(j, "device", "host");
+	u64(j, "bytes", e->bytes);
+	u64(j, "count", e->count);
+	u64(j, "processes", (uint64_t)e->nprocs);
+	boolean(j, "caching_allocator", e->caching);
+	frames(j, e->st);
+	close_(j, '}');
+}
+
+static void device(struct jw *j, const struct report *r, int di)
+{
+	const struct analysis *a = r->a;
+	const struct an_dev *d = &a->devs[di];
+	const struct an_peak *pk = &d->peak;
+	const char *h;
+	size_t hl;
+
+	an_hostname(a, d->host_proc, &h, &hl);
+	open_(j, NULL, '{');
+	i64(j, "device", d->dev);
+	str(j, "hostname", h, hl);
+	u64(j, "peak_reserved_bytes", pk->reserved);
+	u64(j, "peak_reserved_time_ns", pk->time);
+	u64(j, "peak_allocated_bytes", pk->allocated);
+	u64(j, "cached_bytes_at_peak", pk->reserved - pk->allocated);
+	u64(j, "live_at_exit_bytes", d->live_at_exit);
+	if (pk->has_sample) {
+		u64(j, "device_used_bytes_at_peak", pk->used);
+		i64(j, "untraced_bytes_at_peak", pk->untraced);
+	} else {
+		null(j, "device_used_bytes_at_peak");
+		null(j, "untraced_bytes_at_peak");
+	}
+	if (d->has_sample)
+		u64(j, "device_total_bytes", d->sample_total);
+	else
+		null(j, "device_total_bytes");
+	if (pk->reserved) {
+		const char *api = trace_api_name(pk->api);
+
+		open_(j, "peak_set_by", '{');
+		cstr(j, "api", api ? api : "unknown");
+		u64(j, "bytes", pk->bytes);
+		u64(j, "pid", rep_pid(a, pk->proc));
+		frames(j, sym_stack(r->sy, a->s, pk->proc, pk->stack));
+		close_(j, '}');
+	}
+	open_(j, "peak_sites", '[');
+	for (int i = 0; i < r->dev_sites[di].n; i++)
+		entry(j, &r->dev_sites[di].v[i], NULL);
+	close_(j, ']');
+	close_(j, '}');
+}
+
+static void process(struct jw *j, const struct report *r, int i)
+{
+	const struct analysis *a = r->a;
+	const struct sproc *p = stream_proc(a->s, i);
+	const struct an_proc *ap = &a->procs[i];
+	struct trace_bytes h = { "", 0 }, c = { "", 0 }, e = { "", 0 }, arg;
+	int argi = 0;
+	char *cmd;
+	size_t n = 0;
+
+	if (p->process)
+		trace_process_strings(p->process, &h, &c, &e);
+	open_(j, NULL, '{');
+	u64(j, "pid", rep_pid(a, i));
+	if (p->process)
+		u64(j, "ppid", p->process->ppid);
+	else
+		null(j, "ppid");
+	cmd = malloc(c.len + 1);
+	if (cmd) {
+		int ai = 0;
+
+		while ((arg = rep_command_arg(a, i, &ai)).p) {
+			if (n)
+				cmd[n++] = ' ';
+			memcpy(cmd + n, arg.p, arg.len);
+			n += arg.len;
+		}
+	}
+	str(j, "command", cmd ? cmd : "", n);
+	free(cmd);
+	open_(j, "argv", '[');
+	while ((arg = rep_command_arg(a, i, &argi)).p)
+		str(j, NULL, arg.p, arg.len);
+	close_(j, ']');
+	str(j, "exe", e.p, e.len);
+	str(j, "hostname", h.p, h.len);
+	i64(j, "rank", p->process ? p->process->rank : -1);
+	i64(j, "local_rank", p->process ? p->process->local_rank : -1);
+	i64(j, "world_size", p->process ? p->process->world_size : -1);
+	cstr(j, "trace", trace_path(p->t));
+	u64(j, "events", ap->events);
+	u64(j, "failed", ap->failed);
+	u64(j, "unknown_frees", ap->unknown_frees);
+	u64(j, "start_ns", p->first_t);
+	u64(j, "duration_ns", p->last_t - p->first_t);
+	u64(j, "peak_reserved_bytes", ap->peak_all);
+	u64(j, "peak_reserved_time_ns", ap->peak_all_time);
+	u64(j, "host_pinned_peak_bytes", ap->host_peak);
+	u64(j, "host_pinned_live_at_exit_bytes", ap->host_live);
+	u64(j, "host_registered_peak_bytes", ap->hostreg_peak);
+	u64(j, "foreign_peak_bytes", ap->foreign_peak);
+	u64(j, "estimated_bytes", ap->estimated_bytes);
+	open_(j, "devices", '[');
+	for (int k = 0; k < AN_MAX_DEV; k++)
+		if (ap->pdev[k] >= 0 && a->devs[ap->pdev[k]].used)
+			device(j, r, ap->pdev[k]);
+	close_(j, ']');
+	close_(j, '}');
+}
+
+static void by_api(struct jw *j, const char *k, const uint64_t *v)
+{
+	open_(j, k, '{');
+	for (unsigned i = 0; i < MT_API_MAX; i++) {
+		char num[16];
+		const char *nm = trace_api_name(i);
+
+		if (!v[i])
+			continue;
+		if (!nm) {
+			snprintf(num, sizeof(num), "%u", i);
+			nm = num;
+		}
+		u64(j, nm, v[i]);
+	}
+	close_(j, '}');
+}
+
+static void fragmentation(struct jw *j, const struct report *r, int di)
+{
+	const struct an_dev *d = &r->a->devs[di];
+
+	open_(j, NULL, '{');
+	i64(j, "device", d->dev);
+	share(j, "cached_share_at_peak", d->peak.reserved ?
+	      (double)(d->peak.reserved - d->peak.allocated) / (double)d->peak.reserved : 0);
+	share(j, "cached_share_mean", d->int_reserved > 0 ? d->int_cached / d->int_reserved : 0);
+	open_(j, "free_extents_at_peak", '[');
+	for (uint32_t i = 0; i < d->nextents; i++) {
+		const struct an_extent *x = &d->extents[i];
+		char addr[32];
+
+		open_(j, NULL, '{');
+		cstr(j, "type", x->pool ? "pool" : "vmm_reservation");
+		snprintf(addr, sizeof(addr), "0x%" PRIx64, x->addr);
+		cstr(j, x->pool ? "pool" : "address", addr);
+		u64(j, "size_bytes", x->size);
+		u64(j, "free_bytes", x->free_total);
+		u64(j, "largest_free_bytes", x->free_largest);
+		boolean(j, "approximate", x->pool);
+		close_(j, '}');
+	}
+	close_(j, ']');
+	open_(j, "size_histogram", '[');
+	for (int b = 0; b < AN_HIST; b++) {
+		if (!d->hist_count[b])
+			continue;
+		open_(j, NULL, '{');
+		u64(j, "from_bytes", (uint64_t)1 << b);
+		u64(j, "count", d->hist_count[b]);
+		u64(j, "bytes", d->hist_bytes[b]);
+		close_(j, '}');
+	}
+	close_(j, ']');
+	close_(j, '}');
+}
+
+int report_json(const struct report *r, FILE *f)
+{
+	const struct analysis *a = r->a;
+	struct jw j;
+	const char *path, *why;
+
+	memset(&j, 0, sizeof(j));
+	j.f = f;
+	putc('{', f);
+	j.depth = 1;
+	j.first[1] = 1;
+	u64(&j, "format_version", REP_FORMAT_VERSION);
+	u64(&j, "duration_ns", a->duration);
+	u64(&j, "start_wall_ns", stream_origin_wall(a->s));
+	if (r->db_path)
+		cstr(&j, "database", r->db_path);
+	open_(&j, "processes", '[');
+	for (int i = 0; i < a->nprocs; i++)
+		process(&j, r, i);
+	close_(&j, ']');
+
+	open_(&j, "events", '{');
+	u64(&j, "total", a->events);
+	u64(&j, "failed", a->failed);
+	by_api(&j, "by_api", a->by_api);
+	by_api(&j, "failed_by_api", a->failed_by_api);
+	close_(&j, '}');
+
+	open_(&j, "devices", '[');
+	for (int i = 0; i < r->ngdevs; i++)
+		device(&j, r, r->gdevs[i]);
+	close_(&j, ']');
+	open_(&j, "peak_all_devices", '{');
+	u64(&j, "reserved_bytes", a->gpeak_all);
+	u64(&j, "time_ns", a->gpeak_all_time);
+	close_(&j, '}');
+
+	open_(&j, "peak_sites", '[');
+	for (int i = 0; i < r->ngdevs; i++) {
+		const struct rep_list *l = &r->dev_sites[r->gdevs[i]];
+
+		for (int k = 0; k < l->n; k++)
+			entry(&j, &l->v[k], NULL);
+	}
+	close_(&j, ']');
+
+	open_(&j, "leaks", '[');
+	for (int k = 0; k < r->leaks_exit.n; k++)
+		entry(&j, &r->leaks_exit.v[k], "live_at_exit");
+	for (int k = 0; k < r->leaks_growing.n; k++)
+		entry(&j, &r->leaks_growing.v[k], "growing");
+	close_(&j, ']');
+	open_(&j, "cache_at_exit", '[');
+	for (int k = 0; k < r->cache_exit.n; k++)
+		entry(&j, &r->cache_exit.v[k], "cache");
+	close_(&j, ']');
+
+	open_(&j, "fragmentation", '[');
+	for (int i = 0; i < r->ngdevs; i++)
+		fragmentation(&j, r, r->gdevs[i]);
+	close_(&j, ']');
+
+	open_(&j, "oom_retries", '[');
+	for (uint32_t i = 0; i < a->noomsigs; i++) {
+		const struct an_oomsig *s = &a->oomsigs[i];
+
+		open_(&j, NULL, '{');
+		u64(&j, "time_ns", s->time);
+		u64(&j, "pid", rep_pid(a, s->proc));
+		u64(&j, "tid", s->tid);
+		i64(&j, "device", s->dev);
+		u64(&j, "requested_bytes", s->requested);
+		u64(&j, "frees", s->nfrees);
+		u64(&j, "freed_bytes", s->freed);
+		u64(&j, "retry_bytes", s->retry_bytes);
+		u64(&j, "retry_result", s->retry_result);
+		u64(&j, "retry_time_ns", s->retry_time);
+		close_(&j, '}');
+	}
+	close_(&j, ']');
+
+	u64(&j, "failures_total", a->failures_total);
+	open_(&j, "failures", '[');
+	for (uint32_t i = 0; i < a->nfailures; i++) {
+		const struct an_failure *fl = &a->failures[i];
+		const char *api = trace_api_name(fl->api), *en = rep_error_name(fl->error, fl->runtime);
+
+		open_(&j, NULL, '{');
+		u64(&j, "time_ns", fl->time);
+		u64(&j, "pid", rep_pid(a, fl->proc));
+		u64(&j, "tid", fl->tid);
+		cstr(&j, "api", api ? api : "unknown");
+		i64(&j, "device", fl->dev);
+		u64(&j, "requested_bytes", fl->requested);
+		u64(&j, "error", fl->error);
+		if (en)
+			cstr(&j, "error_name", en);
+		else
+			null(&j, "error_name");
+		u64(&j, "reserved_bytes", fl->reserved);
+		if (fl->has_free_after)
+			u64(&j, "device_free_bytes", fl->free_after);
+		else
+			null(&j, "device_free_bytes");
+		frames(&j, sym_stack(r->sy, a->s, fl->proc, fl->stack));
+		open_(&j, "top_holders", '[');
+		for (int k = 0; k < fl->ntop; k++) {
+			const struct an_site *s = &a->sites[fl->top[k].site];
+
+			open_(&j, NULL, '{');
+			u64(&j, "bytes", fl->top[k].bytes);
+			u64(&j, "count", fl->top[k].count);
+			boolean(&j, "caching_allocator", s->caching);
+			frames(&j, sym_stack(r->sy, a->s, s->proc, s->stack));
+			close_(&j, '}');
+		}
+		close_(&j, ']');
+		close_(&j, '}');
+	}
+	close_(&j, ']');
+
+	open_(&j, "caching_allocator", '{');
+	boolean(&j, "seen", r->caching_seen);
+	if (r->caching_seen)
+		cstr(&j, "note", "a caching allocator's split of its segments into buffers is not "
+		     "visible at the CUDA API; for PyTorch, PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync "
+		     "makes every tensor visible");
+	close_(&j, '}');
+
+	key(&j, "shm");
+	shm_render_json(f, &r->shm);        /* one line: docs/report-json.md */
+
+	open_(&j, "symbols", '{');
+	u64(&j, "unresolved_frames", sym_unresolved(r->sy));
+	open_(&j, "modules_unavailable", '[');
+	for (unsigned i = 0; sym_problem(r->sy, i, &path, &why) == 0; i++) {
+		open_(&j, NULL, '{');
+		cstr(&j, "path", path);
+		cstr(&j, "problem", why);
+		close_(&j, '}');
+	}
+	close_(&j, ']');
+	close_(&j, '}');
+	j.depth = 0;
+	fputs("\n}\n", f);
+	return ferror(f) ? -1 : 0;
+}

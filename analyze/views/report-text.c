@@ -1,0 +1,403 @@
+/*
+ * report-text.c - the report for a person: a summary, then per device the
+ * peak, how it splits, and who held it; leak candidates, fragmentation,
+ * failures and POSIX shared memory. Sizes in binary units, times relative
+ * to the run's start; one short phrase says what a number means where it is
+ * not obvious.
+ */
+#include <inttypes.h>
+#include <string.h>
+
+#include "model/report.h"
+
+/* A size in a rotating buffer: up to 8 per printf. */
+static const char *SZ(uint64_t v)
+{
+	static char buf[8][32];
+	static int i;
+
+	i = (i + 1) % 8;
+	return rep_size(buf[i], sizeof(buf[i]), v);
+}
+
+static const char *base_name(const char *p)
+{
+	const char *s = p ? strrchr(p, '/') : NULL;
+
+	return s ? s + 1 : p;
+}
+
+static void frame(FILE *f, const struct sym_frame *fr)
+{
+	if (fr->function) {
+		rep_text_str(f, fr->function, strlen(fr->function));
+		if (fr->file)
+			fprintf(f, " (%s:%d)", base_name(fr->file), fr->line);
+		else
+			fprintf(f, " (%s)", base_name(fr->module));
+	} else {
+		fprintf(f, "%s+0x%" PRIx64, fr->module[0] ? base_name(fr->module) : "?", fr->offset);
+	}
+	if (fr->inlined)
+		fputs(" [inlined]", f);
+}
+
+/* The frames from the user's first one, up to max, joined with " < ". */
+static void chain(FILE *f, const struct sym_stack *st, int max)
+{
+	const struct sym_frame *m = rep_main_frame(st);
+	int start, n = 0;
+
+	if (!m) {
+		fputs("(no stack recorded)", f);
+		return;
+	}
+	start = (int)(m - st->frames);
+	for (int i = start; i < st->nframes && n < max; i++, n++) {
+		if (n)
+			fputs(" < ", f);
+		frame(f, &st->frames[i]);
+	}
+	if (start > 0)
+		fprintf(f, "  (+%d library frame%s inside)", start, start == 1 ? "" : "s");
+}
+
+static void entry(FILE *f, const struct report *r, const struct rep_entry *e, const char *indent)
+{
+	fprintf(f, "%s%10s  %5" PRIu64 " alloc%s  ", indent, SZ(e->bytes), e->count,
+		e->count == 1 ? " " : "s");
+	chain(f, e->st, 3);
+	if (e->nprocs > 1)
+		fprintf(f, "  [%d processes]", e->nprocs);
+	if (e->caching)
+		fputs("  [caching allocator]", f);
+	putc('\n', f);
+	(void)r;
+}
+
+static void device(FILE *f, const struct report *r, int di, int brief)
+{
+	const struct analysis *a = r->a;
+	const struct an_dev *d = &a->devs[di];
+	const struct an_peak *pk = &d->peak;
+	const struct rep_list *l = &r->dev_sites[di];
+	const char *api = trace_api_name(pk->api);
+	char name[256], tm[32];
+	const char *ind = brief ? "    " : "  ";
+
+	fprintf(f, "%s%s: peak %s reserved at %s", brief ? "  " : "", rep_dev_name(r, d, name,
+		sizeof(name)), SZ(pk->reserved), rep_time(tm, sizeof(tm), pk->time));
+	if (!pk->reserved) {
+		fputs(" (nothing allocated)\n", f);
+		return;
+	}
+	fputs("\n", f);
+	if (pk->bytes)
+		fprintf(f, "%sset by %s of %s", ind, api ? api : "an unknown call", SZ(pk->bytes));
+	else
+		fprintf(f, "%sset by a pool growing, after %s", ind, api ? api : "an unknown call");
+	if (a->nprocs > 1 && !brief)
+		fprintf(f, " in pid %" PRIu32, rep_pid(a, pk->proc));
+	fputs(" at ", f);
+	chain(f, sym_stack(r->sy, a->s, pk->proc, pk->stack), 2);
+	putc('\n', f);
+	fprintf(f, "%sreserved %s = allocated %s (in the program's buffers)\n", ind,
+		SZ(pk->reserved), SZ(pk->allocated));
+	fprintf(f, "%s%*s + cached %s (held but not in a buffer: free for reuse)\n", ind,
+		(int)strlen(SZ(pk->reserved)) + 9, "", SZ(pk->reserved - pk->allocated));
+	if (pk->has_sample) {
+		fprintf(f, "%sdevice used %s", ind, SZ(pk->used));
+		if (d->sample_total)
+			fprintf(f, " of %s", SZ(d->sample_total));
+		if (pk->untraced >= 0)
+			fprintf(f, ": %s untraced (CUDA context, kernels, libraries%s)\n",
+				SZ((uint64_t)pk->untraced), d->proc >= 0 ? ", other processes" :
+				", untraced processes");
+		else
+			fprintf(f, ": the sample predates %s of it\n", SZ((uint64_t)-pk->untraced));
+	}
+	fprintf(f, "%slive at exit %s\n", ind, SZ(d->live_at_exit));
+	if (l->n) {
+		fprintf(f, "%stop sites at the peak%s:\n", ind,
+			l->total > l->n ? " (largest first)" : "");
+		for (int i = 0; i < l->n && (!brief || i < 3); i++)
+			entry(f, r, &l->v[i], brief ? "      " : "    ");
+		if (l->total > (brief ? 3 : l->n))
+			fprintf(f, "%s  ... %d more site%s\n", ind, l->total - (brief ? 3 : l->n),
+				l->total - (brief ? 3 : l->n) == 1 ? "" : "s");
+	}
+}
+
+static void command(FILE *f, const struct analysis *a, int proc)
+{
+	struct trace_bytes arg;
+	int ai = 0, n = 0;
+
+	while ((arg = rep_command_arg(a, proc, &ai)).p && n < 8) {
+		if (n++)
+			putc(' ', f);
+		if (n == 1) {
+			size_t k = arg.len;
+
+			while (k > 0 && arg.p[k - 1] != '/')
+				k--;
+			rep_text_str(f, arg.p + k, arg.len - k);
+		} else
+			rep_text_str(f, arg.p, arg.len > 60 ? 60 : arg.len);
+	}
+	if (arg.p)
+		fputs(" ...", f);
+	if (!n)
+		fputs("(unknown command)", f);
+}
+
+static void process_line(FILE *f, const struct report *r, int i)
+{
+	const struct analysis *a = r->a;
+	const struct sproc *p = stream_proc(a->s, i);
+	const struct an_proc *ap = &a->procs[i];
+	char tm[32];
+
+	fprintf(f, "  pid %-7" PRIu32 " ", rep_pid(a, i));
+	command(f, a, i);
+	if (p->process && p->process->rank >= 0)
+		fprintf(f, "  [rank %d]", p->process->rank);
+	if (a->nhosts > 1 && p->process) {
+		struct trace_bytes h, c, e;
+
+		trace_process_strings(p->process, &h, &c, &e);
+		fputs("  on ", f);
+		rep_text_str(f, h.p, h.len);
+	}
+	fprintf(f, "\n      %" PRIu64 " event%s (%" PRIu64 " failed), ", ap->events,
+		ap->events == 1 ? "" : "s", ap->failed);
+	fprintf(f, "%s long", rep_time(tm, sizeof(tm), p->last_t - p->first_t) + 1);
+	if (a->nprocs > 1)
+		fprintf(f, ", starting at %s", rep_time(tm, sizeof(tm), p->first_t));
+	putc('\n', f);
+}
+
+static void apis(FILE *f, const struct analysis *a)
+{
+	int n = 0;
+
+	fputs("events by API:", f);
+	for (unsigned i = 0; i < MT_API_MAX; i++) {
+		const char *nm = trace_api_name(i);
+
+		if (!a->by_api[i])
+			continue;
+		fprintf(f, "%s %s %" PRIu64, n++ ? "," : "", nm ? nm : "unknown", a->by_api[i]);
+		if (a->failed_by_api[i])
+			fprintf(f, " (%" PRIu64 " failed)", a->failed_by_api[i]);
+	}
+	if (!n)
+		fputs(" none", f);
+	putc('\n', f);
+}
+
+static void leaks(FILE *f, const struct report *r)
+{
+	fputs("\nleak candidates\n", f);
+	if (!r->leaks_exit.n && !r->leaks_growing.n)
+		fputs("  none: everything was freed, and no site kept growing\n", f);
+	if (r->leaks_exit.n) {
+		fputs("  live at exit (allocated and never freed):\n", f);
+		for (int i = 0; i < r->leaks_exit.n; i++) {
+			const struct rep_entry *e = &r->leaks_exit.v[i];
+			char dn[32];
+
+			snprintf(dn, sizeof(dn), e->dev >= 0 ? "dev %d" : "host", e->dev);
+			fprintf(f, "    %-6s", dn);
+			entry(f, r, e, "");
+		}
+	}
+	if (r->leaks_growing.n) {
+		fputs("  growing (live bytes kept rising through the run):\n", f);
+		for (int i = 0; i < r->leaks_growing.n; i++)
+			entry(f, r, &r->leaks_growing.v[i], "    ");
+	}
+	if (r->cache_exit.n) {
+		fputs("  held by a caching allocator at exit (its cache, not a leak):\n", f);
+		for (int i = 0; i < r->cache_exit.n; i++)
+			entry(f, r, &r->cache_exit.v[i], "    ");
+	}
+}
+
+static void fragmentation(FILE *f, const struct report *r)
+{
+	const struct analysis *a = r->a;
+
+	fputs("\nfragmentation\n", f);
+	for (int g = 0; g < r->ngdevs; g++) {
+		const struct an_dev *d = &a->devs[r->gdevs[g]];
+		char name[256];
+		int n = 0;
+
+		if (!d->peak.reserved)
+			continue;
+		fprintf(f, "  %s: cached %.0f%% of reserved at the peak, %.0f%% on average over time\n",
+			rep_dev_name(r, d, name, sizeof(name)),
+			100.0 * (double)(d->peak.reserved - d->peak.allocated) / (double)d->peak.reserved,
+			d->int_reserved > 0 ? 100.0 * d->int_cached / d->int_reserved : 0.0);
+		for (uint32_t i = 0; i < d->nextents; i++) {
+			const struct an_extent *x = &d->extents[i];
+
+			fprintf(f, "    %s 0x%" PRIx64 ": %s free of %s; largest free extent %s%s\n",
+				x->pool ? "pool" : "reservation", x->addr, SZ(x->free_total),
+				SZ(x->size), x->pool ? "about " : "", SZ(x->free_largest));
+		}
+		if (d->nextents)
+			fputs("      (the largest free extent is the largest request that fits without "
+			      "asking the driver)\n", f);
+		fputs("    allocation sizes:", f);
+		for (int b = 0; b < AN_HIST; b++) {
+			if (!d->hist_count[b])
+				continue;
+			fprintf(f, "%s %s-%s x%" PRIu64, n++ ? "," : "", SZ((uint64_t)1 << b),
+				b + 1 < 64 ? SZ((uint64_t)1 << (b + 1)) : "", d->hist_count[b]);
+		}
+		putc('\n', f);
+	}
+	for (uint32_t i = 0; i < a->noomsigs; i++) {
+		const struct an_oomsig *s = &a->oomsigs[i];
+		char tm[32];
+
+		if (!i)
+			fputs("  out-of-memory retries (a failed allocation, frees, then a retry: a "
+			      "fragmented cache):\n", f);
+		fprintf(f, "    %s pid %" PRIu32 " device %d: %s failed, %u free%s released %s, retry of "
+			"%s %s\n", rep_time(tm, sizeof(tm), s->time), rep_pid(a, s->proc), s->dev,
+			SZ(s->requested), s->nfrees, s->nfrees == 1 ? "" : "s", SZ(s->freed),
+			SZ(s->retry_bytes), s->retry_result ? "failed again" : "succeeded");
+	}
+}
+
+static void failures(FILE *f, const struct report *r)
+{
+	const struct analysis *a = r->a;
+
+	if (!a->failures_total) {
+		fputs("\nfailures: none\n", f);
+		return;
+	}
+	fprintf(f, "\nfailures (%" PRIu64 ")\n", a->failures_total);
+	for (uint32_t i = 0; i < a->nfailures && i < 20; i++) {
+		const struct an_failure *fl = &a->failures[i];
+		const char *api = trace_api_name(fl->api), *en = rep_error_name(fl->error, fl->runtime);
+		char tm[32];
+
+		fprintf(f, "  %s  %s of %s on device %d", rep_time(tm, sizeof(tm), fl->time),
+			api ? api : "unknown", SZ(fl->requested), fl->dev);
+		if (a->nprocs > 1)
+			fprintf(f, " in pid %" PRIu32, rep_pid(a, fl->proc));
+		fprintf(f, ": %s (%u)\n", en ? en : "error", fl->error);
+		fputs("      at ", f);
+		chain(f, sym_stack(r->sy, a->s, fl->proc, fl->stack), 2);
+		fprintf(f, "\n      the process held %s reserved", SZ(fl->reserved));
+		if (fl->has_free_after)
+			fprintf(f, "; %s free on the device after it", SZ(fl->free_after));
+		putc('\n', f);
+		for (int k = 0; k < fl->ntop; k++) {
+			const struct an_site *s = &a->sites[fl->top[k].site];
+
+			fprintf(f, "      %s %10s  ", k ? "          " : "top holders", SZ(fl->top[k].bytes));
+			chain(f, sym_stack(r->sy, a->s, s->proc, s->stack), 2);
+			putc('\n', f);
+		}
+	}
+	if (a->failures_total > 20)
+		fprintf(f, "  ... %" PRIu64 " more (see --json)\n", a->failures_total - 20);
+}
+
+struct shm_ctx {
+	struct symbols *sy;
+	const struct stream *s;
+};
+
+/* The stack that created a segment, as the other sites print theirs. */
+static void shm_stack(void *ctx, FILE *f, int proc, uint32_t stack, const char *indent)
+{
+	const struct shm_ctx *c = ctx;
+	const struct sym_stack *st = sym_stack(c->sy, c->s, proc, stack);
+
+	fprintf(f, "%s%s", indent, rep_main_frame(st) ? "at " : "");
+	chain(f, st, 3);
+	putc('\n', f);
+}
+
+/* The section of shm.c, only when the traces hold shared memory records. */
+static void shm(FILE *f, const struct report *r)
+{
+	struct shm_ctx c = { r->sy, r->a->s };
+
+	if (!r->shm.ops)
+		return;
+	putc('\n', f);
+	shm_render_text(f, &r->shm, shm_stack, &c);
+}
+
+int report_text(const struct report *r, FILE *f)
+{
+	const struct analysis *a = r->a;
+	char tm[32];
+	const char *path, *why;
+	int nhost = 0;
+
+	fprintf(f, "memtrace report: %d process%s, %s, %" PRIu64 " event%s (%" PRIu64 " failed)\n",
+		a->nprocs, a->nprocs == 1 ? "" : "es", rep_time(tm, sizeof(tm), a->duration) + 1,
+		a->events, a->events == 1 ? "" : "s", a->failed);
+	for (int i = 0; i < a->nprocs; i++)
+		process_line(f, r, i);
+	apis(f, a);
+	for (int g = 0; g < r->ngdevs; g++) {
+		putc('\n', f);
+		device(f, r, r->gdevs[g], 0);
+	}
+	if (!r->ngdevs)
+		fputs("\nno device memory was allocated\n", f);
+	if (a->nprocs > 1) {
+		putc('\n', f);
+		for (int i = 0; i < a->nprocs; i++) {
+			const struct an_proc *ap = &a->procs[i];
+
+			fprintf(f, "process %" PRIu32 ": peak %s reserved over all devices at %s\n",
+				rep_pid(a, i), SZ(ap->peak_all), rep_time(tm, sizeof(tm), ap->peak_all_time));
+			for (int k = 0; k < AN_MAX_DEV; k++)
+				if (ap->pdev[k] >= 0 && a->devs[ap->pdev[k]].peak.reserved)
+					device(f, r, ap->pdev[k], 1);
+		}
+		if (r->ngdevs > 1)
+			fprintf(f, "all devices: peak %s reserved at %s\n", SZ(a->gpeak_all),
+				rep_time(tm, sizeof(tm), a->gpeak_all_time));
+	}
+	for (int i = 0; i < a->nprocs; i++) {
+		const struct an_proc *ap = &a->procs[i];
+
+		if (!ap->host_peak && !ap->hostreg_peak && !ap->foreign_peak)
+			continue;
+		if (!nhost++)
+			fputs("\nhost and imported memory (not counted in device reserved)\n", f);
+		fprintf(f, "  pid %" PRIu32 ": pinned host peak %s (%s at exit), registered host peak "
+			"%s, imported from other processes peak %s\n", rep_pid(a, i),
+			SZ(ap->host_peak), SZ(ap->host_live), SZ(ap->hostreg_peak), SZ(ap->foreign_peak));
+	}
+	if (r->caching_seen)
+		fputs("\nnote: a caching allocator (PyTorch, CuPy) holds some segments. How it splits them "
+		      "into\n  buffers is not visible at the CUDA API, so they count as cached. For PyTorch,\n"
+		      "  PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync makes every tensor visible.\n", f);
+	leaks(f, r);
+	fragmentation(f, r);
+	failures(f, r);
+	shm(f, r);
+	if (sym_unresolved(r->sy) || sym_problem(r->sy, 0, &path, &why) == 0) {
+		fprintf(f, "\nsymbols: %" PRIu64 " frame%s could not be resolved (shown as module+offset)\n",
+			sym_unresolved(r->sy), sym_unresolved(r->sy) == 1 ? "" : "s");
+		for (unsigned i = 0; sym_problem(r->sy, i, &path, &why) == 0; i++) {
+			fputs("  ", f);
+			rep_text_str(f, path, strlen(path));
+			fprintf(f, ": %s\n", why);
+		}
+	}
+	return ferror(f) ? -1 : 0;
+}
