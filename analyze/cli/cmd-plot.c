@@ -41,12 +41,26 @@ static const char usage_text[] =
 	"  gnuplot -c scripts/timeline.gp DIR/timeline-dev0.tsv out.png\n"
 	"\n"
 	"options:\n"
-	"  -o DIR            where to write (default: FILE.plots beside the first trace)\n"
+	"  -o, --output DIR  where to write (default: FILE.plots beside the first trace)\n"
 	"  --format FMT      png (default) or svg\n"
 	"  --sysroot DIR, --debug-dir DIR   as for 'memtrace report'\n"
 	"\n"
+	"Options take their value as --opt=V or --opt V (-oDIR or -o DIR), anywhere\n"
+	"before '--'.\n"
+	"\n"
 	"exit status: 0 success, 1 invalid trace, gnuplot missing or failing,\n"
 	"2 usage error or missing file\n";
+
+enum { OPT_FORMAT = 256, OPT_SYSROOT, OPT_DEBUG_DIR };
+
+static const struct option long_options[] = {
+	{ "help", no_argument, NULL, 'h' },
+	{ "output", required_argument, NULL, 'o' },
+	{ "format", required_argument, NULL, OPT_FORMAT },
+	{ "sysroot", required_argument, NULL, OPT_SYSROOT },
+	{ "debug-dir", required_argument, NULL, OPT_DEBUG_DIR },
+	{ NULL, 0, NULL, 0 },
+};
 
 /* --- the address map: allocations with their lifetimes ------------------- */
 
@@ -354,7 +368,7 @@ int cmd_plot(int argc, char **argv)
 	char **files = calloc((size_t)argc + 1, sizeof(char *));
 	const char *outdir = NULL, *fmt = "png";
 	char dir[PATH_MAX], gp[PATH_MAX], scripts[PATH_MAX + 32], err[1024];
-	int nfiles = 0, status = 1;
+	int nfiles = 0, status = 1, c;
 
 	if (!files) {
 		cli_error("out of memory");
@@ -362,34 +376,32 @@ int cmd_plot(int argc, char **argv)
 	}
 	memset(&o, 0, sizeof(o));
 	memset(&m, 0, sizeof(m));
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-
-		if (a[0] != '-' || !a[1]) {
-			files[nfiles++] = argv[i];
-		} else if (cli_is_help(a)) {
+	optind = 0;
+	while ((c = cli_getopt("plot", argc, argv, ":ho:", long_options)) != -1) {
+		switch (c) {
+		case 'h':
 			fputs(usage_text, stdout);
 			free(files);
 			return 0;
-		} else if (!strcmp(a, "-o") || !strcmp(a, "--format") || !strcmp(a, "--sysroot") ||
-			   !strcmp(a, "--debug-dir")) {
-			if (i + 1 >= argc) {
-				free(files);
-				return cli_usage_error("plot", "%s needs an argument", a);
-			}
-			if (!strcmp(a, "-o"))
-				outdir = argv[++i];
-			else if (!strcmp(a, "--format"))
-				fmt = argv[++i];
-			else if (!strcmp(a, "--sysroot"))
-				o.sym.sysroot = argv[++i];
-			else
-				o.sym.debug_dir = argv[++i];
-		} else {
+		case 'o':
+			outdir = optarg;
+			break;
+		case OPT_FORMAT:
+			fmt = optarg;
+			break;
+		case OPT_SYSROOT:
+			o.sym.sysroot = optarg;
+			break;
+		case OPT_DEBUG_DIR:
+			o.sym.debug_dir = optarg;
+			break;
+		default:
 			free(files);
-			return cli_usage_error("plot", "unknown option '%s'", a);
+			return EXIT_USAGE;
 		}
 	}
+	while (optind < argc)
+		files[nfiles++] = argv[optind++];
 	if (strcmp(fmt, "png") && strcmp(fmt, "svg")) {
 		free(files);
 		return cli_usage_error("plot", "unknown format '%s' (png or svg)", fmt);

@@ -11,6 +11,8 @@
 #ifndef MEMTRACE_CMD_H
 #define MEMTRACE_CMD_H
 
+#include <getopt.h>
+
 #define EXIT_USAGE 2
 
 int cmd_run(int argc, char **argv);
@@ -29,5 +31,15 @@ void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* True when arg is -h or --help. */
 int cli_is_help(const char *arg);
+/*
+ * getopt_long for the subcommands, so that every option takes the forms
+ * users type: --opt=V, --opt V, -oV, -o V, and -- ends the options. The
+ * optstring starts with ':' ("+:" to stop at the first non-option, as run
+ * does). Set optind = 0 before the first call. Returns the option, -1 after
+ * the last one, or '?' after printing the usage error line for cmd (an
+ * unknown, ambiguous or incomplete option): the caller returns EXIT_USAGE.
+ */
+int cli_getopt(const char *cmd, int argc, char **argv, const char *optstring,
+	       const struct option *longopts);
 
 #endif
