@@ -16,7 +16,7 @@ MiB=1048576
 expect_eq "$(jnum peak_reserved_bytes "$T/json")" $((652 * MiB)) "peak reserved"
 expect_eq "$(jnum peak_allocated_bytes "$T/json")" $((608 * MiB)) "peak allocated"
 expect_eq "$(jnum cached_bytes_at_peak "$T/json")" $((44 * MiB)) "cached at the peak"
-expect_eq "$(jnum live_at_exit_bytes "$T/json")" $((20 * MiB)) "live at exit"
+expect_eq "$(jnum left_at_exit_bytes "$T/json")" $((20 * MiB)) "live at exit"
 expect_eq "$(jnum cached_share_at_peak "$T/json")" 0.0675 "cached share at the peak (44/652)"
 grep -q '^  "leaks": \[\],$' "$T/json" || fail "the caching allocator's segment is reported as a leak"
 sed -n '/^  "cache_at_exit"/,/^  \]/p' "$T/json" >"$T/cache"

@@ -12,7 +12,7 @@ MiB=1048576
 expect_eq "$(jnum peak_reserved_bytes "$T/json")" $((6 * MiB)) "peak reserved"
 expect_eq "$(jnum peak_allocated_bytes "$T/json")" $((4 * MiB)) "peak allocated"
 expect_eq "$(jnum cached_bytes_at_peak "$T/json")" $((2 * MiB)) "cached at the peak"
-expect_eq "$(jnum live_at_exit_bytes "$T/json")" $((2 * MiB)) "live at exit: h3 only (h1 went at its unmap)"
+expect_eq "$(jnum left_at_exit_bytes "$T/json")" $((2 * MiB)) "live at exit: h3 only (h1 went at its unmap)"
 sed -n '/"free_extents_at_peak"/,/\]/p' "$T/json" >"$T/ext"
 expect_eq "$(jnum type "$T/ext")" '"vmm_reservation"' "extent type"
 expect_eq "$(jnum size_bytes "$T/ext")" $((64 * MiB)) "reservation size"

@@ -39,7 +39,7 @@ print(eval(sys.argv[2]))' "$T/report.json" "$1"
 # DEV_FIGS: the figures of device 0 this test checks, in this order (not
 # device_used_bytes_at_peak: a sample of cuMemGetInfo, taken when the
 # recorder samples, not at the peak; what is untraced is exact here)
-DEV_FIGS='" ".join(str(d[0][k]) for k in ("peak_reserved_bytes", "peak_allocated_bytes", "cached_bytes_at_peak", "live_at_exit_bytes", "untraced_bytes_at_peak"))'
+DEV_FIGS='" ".join(str(d[0][k]) for k in ("peak_reserved_bytes", "peak_allocated_bytes", "cached_bytes_at_peak", "left_at_exit_bytes", "untraced_bytes_at_peak"))'
 expect_eq "$(rj '"%d %d %s" % (r["events"]["total"], r["events"]["failed"], sorted(r["events"]["by_api"].items()))')" \
 	"72 0 [('cudaFree', 31), ('cudaMalloc', 41)]" "report: events"
 expect_eq "$(rj "$DEV_FIGS")" "$((112 * MiB)) $((112 * MiB)) 0 $((20 * MiB)) $((300 * MiB))" \

@@ -39,7 +39,7 @@ print(eval(sys.argv[2]))' "$T/report.json" "$1"
 # DEV_FIGS: the figures of device 0 this test checks, in this order (not
 # device_used_bytes_at_peak: a sample of cuMemGetInfo, taken when the
 # recorder samples, not at the peak; what is untraced is exact here)
-DEV_FIGS='" ".join(str(d[0][k]) for k in ("peak_reserved_bytes", "peak_allocated_bytes", "cached_bytes_at_peak", "live_at_exit_bytes", "untraced_bytes_at_peak"))'
+DEV_FIGS='" ".join(str(d[0][k]) for k in ("peak_reserved_bytes", "peak_allocated_bytes", "cached_bytes_at_peak", "left_at_exit_bytes", "untraced_bytes_at_peak"))'
 for mode in plain checkpoint; do
 	rm -f "$T/trace.bin"
 	arg=; [ $mode = checkpoint ] && arg=--checkpoint

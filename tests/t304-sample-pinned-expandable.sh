@@ -44,9 +44,9 @@ print(eval(sys.argv[2]))' "$T/report.json" "$1"
 # DEV_FIGS: the figures of device 0 this test checks, in this order (not
 # device_used_bytes_at_peak: a sample of cuMemGetInfo, taken when the
 # recorder samples, not at the peak; what is untraced is exact here)
-DEV_FIGS='" ".join(str(d[0][k]) for k in ("peak_reserved_bytes", "peak_allocated_bytes", "cached_bytes_at_peak", "live_at_exit_bytes", "untraced_bytes_at_peak"))'
+DEV_FIGS='" ".join(str(d[0][k]) for k in ("peak_reserved_bytes", "peak_allocated_bytes", "cached_bytes_at_peak", "left_at_exit_bytes", "untraced_bytes_at_peak"))'
 expect_eq "$(rj '"%d %d" % (r["events"]["total"], r["events"]["failed"])')" "18 0" "report: events"
-expect_eq "$(rj '" ".join(str(d[0][k]) for k in ("peak_reserved_bytes", "live_at_exit_bytes", "untraced_bytes_at_peak"))')" \
+expect_eq "$(rj '" ".join(str(d[0][k]) for k in ("peak_reserved_bytes", "left_at_exit_bytes", "untraced_bytes_at_peak"))')" \
 	"$((60 * MiB)) 0 $((300 * MiB))" "report: device peak, live at exit, untraced"
 expect_eq "$(rj '"%d %d" % (r["processes"][0]["host_pinned_peak_bytes"], r["processes"][0]["host_pinned_live_at_exit_bytes"])')" \
 	"$((12 * MiB)) 0" "report: pinned host peak and live at exit"

@@ -41,12 +41,12 @@ print(eval(sys.argv[2]))' "$T/report.json" "$1"
 # DEV_FIGS: the figures of device 0 this test checks, in this order (not
 # device_used_bytes_at_peak: a sample of cuMemGetInfo, taken when the
 # recorder samples, not at the peak; what is untraced is exact here)
-DEV_FIGS='" ".join(str(d[0][k]) for k in ("peak_reserved_bytes", "peak_allocated_bytes", "cached_bytes_at_peak", "live_at_exit_bytes", "untraced_bytes_at_peak"))'
+DEV_FIGS='" ".join(str(d[0][k]) for k in ("peak_reserved_bytes", "peak_allocated_bytes", "cached_bytes_at_peak", "left_at_exit_bytes", "untraced_bytes_at_peak"))'
 expect_eq "$(rj 'sorted((p["rank"], p["local_rank"], p["world_size"], p["peak_reserved_bytes"]) for p in r["processes"])')" \
 	"[(0, 0, 2, $((48 * MiB))), (1, 1, 2, $((80 * MiB)))]" "report: processes"
-expect_eq "$(rj '" ".join(str(d[0][k]) for k in ("peak_reserved_bytes", "live_at_exit_bytes", "untraced_bytes_at_peak"))')" \
+expect_eq "$(rj '" ".join(str(d[0][k]) for k in ("peak_reserved_bytes", "left_at_exit_bytes", "untraced_bytes_at_peak"))')" \
 	"$((48 * MiB)) 0 $((300 * MiB))" "report: device 0"
-expect_eq "$(rj '" ".join(str(d[1][k]) for k in ("peak_reserved_bytes", "live_at_exit_bytes", "untraced_bytes_at_peak"))')" \
+expect_eq "$(rj '" ".join(str(d[1][k]) for k in ("peak_reserved_bytes", "left_at_exit_bytes", "untraced_bytes_at_peak"))')" \
 	"$((80 * MiB)) 0 $((300 * MiB))" "report: device 1"
 
 # With one device the launcher stops before starting any worker.

@@ -47,8 +47,8 @@ int pipeline_run(struct pipeline *p, char **files, int n, const struct pipeline_
 	p->s = stream_open(p->t, n, err, errlen);
 	if (!p->s)
 		return -1;
-	if (o->tl_dir && mkdir(o->tl_dir, 0777) != 0 && errno != EEXIST) {
-		snprintf(err, errlen, "cannot create '%s': %s", o->tl_dir, strerror(errno));
+	if (o->out_dir && mkdir(o->out_dir, 0777) != 0 && errno != EEXIST) {
+		snprintf(err, errlen, "cannot create '%s': %s", o->out_dir, strerror(errno));
 		return -1;
 	}
 	if (!o->no_db) {
@@ -69,8 +69,7 @@ int pipeline_run(struct pipeline *p, char **files, int n, const struct pipeline_
 	p->sy = sym_open(&o->sym, p->db ? db_handle(p->db) : NULL, err, errlen);
 	if (!p->sy)
 		return -1;
-	p->a = analysis_run(p->s, p->db ? db_sink(p->db) : o->sink, caching_cb, p, o->tl_dir, err,
-			    errlen);
+	p->a = analysis_run(p->s, p->db ? db_sink(p->db) : o->sink, caching_cb, p, err, errlen);
 	if (!p->a)
 		return -1;
 	if (shm_analyze_stream(&shm, p->s, err, errlen))

@@ -14,8 +14,7 @@
 struct pipeline_opts {
 	const char *db_path;        /* NULL: FILE.db beside the first trace */
 	int no_db;                  /* analyze without a database */
-	const char *tl_dir;         /* write timeline-N.tsv there (created once
-	                               the traces are valid), or NULL */
+	const char *out_dir;        /* created once the traces are valid, or NULL */
 	struct an_sink *sink;       /* gets every record when no_db */
 	struct sym_opts sym;
 };

@@ -65,8 +65,9 @@ struct priv {
 	uint64_t *sample_reserved;  /* per dev: reserved when its sample came */
 	int *host_of;               /* per proc: host index */
 	uint64_t *remaining;        /* per proc: records not walked yet */
-	char tl_dir[4096];
-	int want_tl;
+	uint8_t *released;          /* per proc: its exit gave its memory back */
+	uint64_t records_left;      /* of all procs, not walked yet */
+	int oom;                    /* a timeline or sample could not be kept */
 };
 
 #define PRIV(a) ((struct priv *)(a)->priv)
@@ -175,7 +176,7 @@ void account_each_live(struct analysis *a, an_live_fn fn, void *ctx)
 		const struct an_live *e = &p->tab[i];
 		struct an_live_view v;
 
-		if (!e->used)
+		if (!e->used || p->released[e->proc])
 			continue;
 		v.proc = e->proc;
 		v.kind = e->kind;
@@ -197,7 +198,7 @@ void account_each_pool(struct analysis *a, an_pool_fn fn, void *ctx)
 		struct an_pool_view v = { q->proc, q->pdev, q->handle, q->reserved, q->used,
 					  q->has_record };
 
-		if (!q->destroyed && q->pdev >= 0)
+		if (!q->destroyed && q->pdev >= 0 && !p->released[q->proc])
 			fn(ctx, &v);
 	}
 }
@@ -266,15 +267,6 @@ static int pdev_of(struct analysis *a, int proc, int dev)
 			return -1;
 		a->devs[gd].host = p->host_of[proc];
 		a->devs[gd].host_proc = proc;
-		if (p->want_tl && !p->replay) {
-			char path[4200];
-
-			snprintf(path, sizeof(path), "%s/timeline-%d.tsv", p->tl_dir, gd);
-			a->devs[gd].timeline = fopen(path, "w");
-			if (a->devs[gd].timeline)
-				fputs("# time_s\treserved_MiB\tallocated_MiB\tdevice_used_MiB\n",
-				      a->devs[gd].timeline);
-		}
 	}
 	pd = new_dev(a, proc, dev);
 	if (pd < 0)
@@ -292,46 +284,78 @@ static int pdev_of(struct analysis *a, int proc, int dev)
 	(a)->devs[(a)->devs[pd].gdev].m.field += (uint64_t)(delta); \
 } while (0)
 
-static void tl_row(struct an_dev *d, uint64_t t, uint64_t r, uint64_t al)
+static void tl_keep(struct analysis *a, struct an_dev *d, const struct an_tl_row *row)
 {
-	double mib = 1024.0 * 1024.0;
+	if (d->ntl == d->cap_tl) {
+		uint32_t c = d->cap_tl ? d->cap_tl * 2 : 256;
+		void *n = realloc(d->tl, c * sizeof(*d->tl));
 
-	fprintf(d->timeline, "%.9f\t%.3f\t%.3f\t", t / 1e9, r / mib, al / mib);
-	if (d->has_sample)
-		fprintf(d->timeline, "%.3f\n", d->sample_used / mib);
-	else
-		fputs("NaN\n", d->timeline);
+		if (!n) {
+			PRIV(a)->oom = 1;
+			return;
+		}
+		d->tl = n;
+		d->cap_tl = c;
+	}
+	d->tl[d->ntl++] = *row;
 }
 
 /*
- * Plot data, at most about two rows per 1/4000 of the run: the first
- * change in a time bucket, each new maximum in it, and the state at the
- * end of the bucket before, so that steps end where they really end.
+ * The timeline every view draws, at most about two rows per 1/4000 of the
+ * run and device: the first change in a time bucket, each new maximum in
+ * it (so the peak is always a row), and the state at the end of the bucket
+ * before, so that steps end where they really end.
  */
-static void write_timeline(struct analysis *a, struct an_dev *d, uint64_t t)
+static void timeline_add(struct analysis *a, struct an_dev *d, uint64_t t)
 {
 	uint64_t w = a->duration / 4000 + 1, b = t / w;
+	struct an_tl_row row = { t, d->reserved, d->allocated };
 
-	if (!d->timeline)
-		return;
 	if (b != d->tl_bucket || !d->tl_started) {
 		if (d->tl_pending)
-			tl_row(d, d->tl_t, d->tl_r, d->tl_a);
+			tl_keep(a, d, &d->tl_last);
+		d->tl_pending = 0;
 		d->tl_max = 0;
 		d->tl_bucket = b;
 		d->tl_started = 1;
 	}
-	if (d->reserved > d->tl_max || t == d->peak.time) {
+	if (d->reserved > d->tl_max || !d->ntl) {
 		if (d->reserved > d->tl_max)
 			d->tl_max = d->reserved;
-		tl_row(d, t, d->reserved, d->allocated);
+		tl_keep(a, d, &row);
 		d->tl_pending = 0;
 		return;
 	}
 	d->tl_pending = 1;
-	d->tl_t = t;
-	d->tl_r = d->reserved;
-	d->tl_a = d->allocated;
+	d->tl_last = row;
+}
+
+/* The last row: the state at the end of the run. */
+static void timeline_end(struct analysis *a, struct an_dev *d)
+{
+	struct an_tl_row row = { a->duration, d->reserved, d->allocated };
+
+	if (d->tl_pending)
+		tl_keep(a, d, &d->tl_last);
+	d->tl_pending = 0;
+	if (d->ntl && d->tl[d->ntl - 1].t < a->duration)
+		tl_keep(a, d, &row);
+}
+
+static void sample_keep(struct analysis *a, struct an_dev *d, uint64_t t, int proc)
+{
+	if (d->nsamples == d->cap_samples) {
+		uint32_t c = d->cap_samples ? d->cap_samples * 2 : 64;
+		void *n = realloc(d->samples, c * sizeof(*d->samples));
+
+		if (!n) {
+			PRIV(a)->oom = 1;
+			return;
+		}
+		d->samples = n;
+		d->cap_samples = c;
+	}
+	d->samples[d->nsamples++] = (struct an_sample){ t, d->sample_used, d->sample_total, proc };
 }
 
 /* Recomputes reserved/allocated of a dev after a change at time t. */
@@ -365,8 +389,8 @@ static void settle(struct analysis *a, int di, uint64_t t, uint64_t seq, int pro
 			a->gpeak_all = a->greserved_all;
 			a->gpeak_all_time = t;
 		}
-		write_timeline(a, d, t);
 	}
+	timeline_add(a, d, t);
 }
 
 static void settle_pdev(struct analysis *a, int pd, uint64_t t, uint64_t seq, int proc,
@@ -830,6 +854,8 @@ static void flush_samples(struct analysis *a, int proc)
 			d->used = 1;
 			PRIV(a)->sample_reserved[di] = d->reserved;
 			peak_sample(d, p->pend_time);
+			if (g)
+				sample_keep(a, d, p->pend_time, proc);
 		}
 		failures_sample(a, proc, k, p->pend_free);
 	}
@@ -925,15 +951,20 @@ uint64_t account_sample_reserved(struct analysis *a, const struct an_dev *d)
 }
 
 /*
- * A process ended (its last record): the driver takes back what it still
- * held, so its share leaves the devices of the run (its own pdevs keep
- * their state: that is what it left live at exit).
+ * A process ended (its last record). When records of other processes
+ * follow, the driver has taken back what it still held, so its share
+ * leaves the devices of the run; a process that ends with the run keeps
+ * its share to the end, which is what the run left live. Its own pdevs
+ * keep their state either way: that is what it left live at exit.
  */
 static void proc_exit(struct analysis *a, int proc, uint64_t t, uint64_t seq)
 {
 	struct an_proc *pr = &a->procs[proc];
 
 	flush_samples(a, proc);
+	if (!PRIV(a)->records_left)
+		return;
+	PRIV(a)->released[proc] = 1;
 	for (int k = 0; k < AN_MAX_DEV; k++) {
 		int pd = pr->pdev[k];
 		struct an_dev *g;
@@ -962,8 +993,12 @@ int account_walk(struct analysis *a, struct an_sink *sink, uint64_t stop,
 	struct ctx c = { a, &r, 0, 0, sink };
 	int ev;
 
-	for (int i = 0; i < a->nprocs; i++)
+	PRIV(a)->records_left = 0;
+	for (int i = 0; i < a->nprocs; i++) {
 		PRIV(a)->remaining[i] = trace_stats(stream_proc(a->s, i)->t)->records;
+		PRIV(a)->records_left += PRIV(a)->remaining[i];
+		PRIV(a)->released[i] = 0;
+	}
 	stream_rewind(a->s);
 	while (stream_next(a->s, &r)) {
 		ev = r.rec.type >= MT_REC_ALLOC && r.rec.type <= MT_REC_FREE_EX;
@@ -972,6 +1007,7 @@ int account_walk(struct analysis *a, struct an_sink *sink, uint64_t stop,
 		c.rn++;
 		if (do_record(&c))
 			return -1;
+		PRIV(a)->records_left--;
 		if (--PRIV(a)->remaining[r.proc] == 0)
 			proc_exit(a, r.proc, r.t, c.rn);
 		if (at && at(a, c.rn))
@@ -998,7 +1034,7 @@ void account_reset(struct analysis *a, int replay)
 }
 
 struct analysis *analysis_run(struct stream *s, struct an_sink *sink, an_caching_fn caching,
-			      void *caching_ctx, const char *tl_dir, char *err, size_t errlen)
+			      void *caching_ctx, char *err, size_t errlen)
 {
 	struct analysis *a = calloc(1, sizeof(*a));
 	struct priv *p = calloc(1, sizeof(*p));
@@ -1014,15 +1050,12 @@ struct analysis *analysis_run(struct stream *s, struct an_sink *sink, an_caching
 	a->procs = calloc((size_t)(n ? n : 1), sizeof(*a->procs));
 	p->host_of = calloc((size_t)(n ? n : 1), sizeof(int));
 	p->remaining = calloc((size_t)(n ? n : 1), sizeof(uint64_t));
-	if (!a->procs || !p->host_of || !p->remaining || live_grow(p))
+	p->released = calloc((size_t)(n ? n : 1), 1);
+	if (!a->procs || !p->host_of || !p->remaining || !p->released || live_grow(p))
 		goto nomem;
 	frag_reset();
 	p->caching = caching;
 	p->caching_ctx = caching_ctx;
-	if (tl_dir) {
-		snprintf(p->tl_dir, sizeof(p->tl_dir), "%s", tl_dir);
-		p->want_tl = 1;
-	}
 	for (int i = 0; i < n; i++) {
 		const char *h;
 		size_t hl;
@@ -1054,17 +1087,17 @@ struct analysis *analysis_run(struct stream *s, struct an_sink *sink, an_caching
 		struct an_dev *d = &a->devs[i];
 
 		frag_advance(d, a->duration);
+		timeline_end(a, d);
 		if (d->proc >= 0) {
-			d->live_at_exit = d->reserved;
-			a->devs[d->gdev].live_at_exit += d->reserved;
-		}
-		if (d->timeline) {
-			if (d->tl_pending)
-				tl_row(d, d->tl_t, d->tl_r, d->tl_a);
-			fclose(d->timeline);
-			d->timeline = NULL;
+			d->left_at_exit = d->reserved;
+			d->live_at_end = p->released[d->proc] ? 0 : d->reserved;
+			a->devs[d->gdev].left_at_exit += d->reserved;
+		} else {
+			d->live_at_end = d->reserved;
 		}
 	}
+	if (p->oom)
+		goto nomem;
 	/* the replay walks the same records again: per-process counters
 	   (host memory, unknown frees) must keep the values of pass 1 */
 	saved = malloc((size_t)(n ? n : 1) * sizeof(*saved));
@@ -1103,13 +1136,14 @@ void analysis_free(struct analysis *a)
 		free(p->sample_reserved);
 		free(p->host_of);
 		free(p->remaining);
+		free(p->released);
 		free(p);
 	}
 	for (int i = 0; i < a->ndevs; i++) {
 		free(a->devs[i].peak_sites);
 		free(a->devs[i].extents);
-		if (a->devs[i].timeline)
-			fclose(a->devs[i].timeline);
+		free(a->devs[i].tl);
+		free(a->devs[i].samples);
 	}
 	free(a->devs);
 	free(a->procs);

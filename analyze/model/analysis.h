@@ -36,10 +36,17 @@ struct an_mem {
 	                               async bytes when no POOL record yet */
 };
 
+/* One row of a timeline: the state from t until the next row. */
+struct an_tl_row { uint64_t t, reserved, allocated; };
+
+/* One cuMemGetInfo sample of a device: what it used at time t. */
+struct an_sample { uint64_t t, used, total; int proc; };
+
 struct an_peak {
 	uint64_t reserved, allocated, time;
 	uint64_t seq;               /* number of the record that set it (from 1) */
 	uint64_t used;              /* device used at the nearest sample (0: none) */
+	uint64_t sample_time;       /* when that sample was taken */
 	int64_t untraced;           /* used - reserved at that sample */
 	int has_sample;
 	int pending;                /* a sample right after it would be exact */
@@ -76,7 +83,10 @@ struct an_dev {
 	int has_pend;
 	uint64_t last_t;            /* time of the last change, for the integrals */
 	double int_cached, int_reserved;    /* byte * ns */
-	uint64_t live_at_exit;      /* reserved bytes at the end */
+	/* pdev: reserved when the process ended; gdev: the sum of that over
+	   its processes, each at its own exit (not one moment) */
+	uint64_t left_at_exit;
+	uint64_t live_at_end;       /* reserved at the end of the run */
 	uint64_t hist_count[AN_HIST], hist_bytes[AN_HIST];
 	/* filled by the replay to the peak */
 	struct an_sitebytes *peak_sites;
@@ -84,10 +94,16 @@ struct an_dev {
 	struct an_extent *extents;
 	uint32_t nextents;
 	int snap_done;
-	FILE *timeline;             /* plot data, or NULL */
+	/* reserved and allocated over time, what every view draws (see
+	   timeline_add in account.c for how rows are kept) */
+	struct an_tl_row *tl;
+	uint32_t ntl, cap_tl;
 	uint64_t tl_bucket, tl_max;
-	uint64_t tl_t, tl_r, tl_a;  /* a change not written yet */
+	struct an_tl_row tl_last;   /* a change not kept yet */
 	int tl_pending, tl_started;
+	/* gdev: every memory sample of the device, in time order */
+	struct an_sample *samples;
+	uint32_t nsamples, cap_samples;
 };
 
 struct an_site {
@@ -197,9 +213,9 @@ struct an_sink {
 typedef int (*an_caching_fn)(void *ctx, int proc, uint32_t stack);
 
 /* Runs the whole analysis: pass 1 (sink may be NULL), then the replay to
-   every peak. tl_dir: when not NULL, writes timeline-DEV.tsv there. */
+   every peak. */
 struct analysis *analysis_run(struct stream *s, struct an_sink *sink, an_caching_fn caching,
-			      void *caching_ctx, const char *tl_dir, char *err, size_t errlen);
+			      void *caching_ctx, char *err, size_t errlen);
 void analysis_free(struct analysis *a);
 
 /* Host name of a process ("" when unknown), for gdev grouping. */

@@ -38,6 +38,7 @@ void peak_check(struct analysis *a, struct an_dev *d, uint64_t t, uint64_t seq, 
 	pk->has_sample = d->has_sample;
 	if (d->has_sample) {
 		pk->used = d->sample_used;
+		pk->sample_time = d->sample_time;
 		pk->untraced = (int64_t)(d->sample_used - account_sample_reserved(a, d));
 	}
 }
@@ -50,6 +51,7 @@ void peak_sample(struct an_dev *d, uint64_t t)
 		return;
 	if ((pk->pending && d->reserved == pk->reserved) || !pk->has_sample) {
 		pk->used = d->sample_used;
+		pk->sample_time = t;
 		pk->untraced = (int64_t)(d->sample_used - d->reserved);
 		pk->has_sample = 1;
 		pk->pending = 0;

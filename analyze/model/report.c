@@ -224,14 +224,22 @@ const char *rep_size(char *buf, size_t len, uint64_t b)
 	return buf;
 }
 
-const char *rep_time(char *buf, size_t len, uint64_t ns)
+const char *rep_duration(char *buf, size_t len, uint64_t ns)
 {
 	if (ns < 1000000)
-		snprintf(buf, len, "+%.1f us", ns / 1e3);
+		snprintf(buf, len, "%.1f us", ns / 1e3);
 	else if (ns < 1000000000)
-		snprintf(buf, len, "+%.1f ms", ns / 1e6);
+		snprintf(buf, len, "%.1f ms", ns / 1e6);
 	else
-		snprintf(buf, len, "+%.3f s", ns / 1e9);
+		snprintf(buf, len, "%.3f s", ns / 1e9);
+	return buf;
+}
+
+const char *rep_time(char *buf, size_t len, uint64_t ns)
+{
+	char d[32];
+
+	snprintf(buf, len, "+%s", rep_duration(d, sizeof(d), ns));
 	return buf;
 }
 

@@ -58,6 +58,8 @@ int report_json(const struct report *r, FILE *f);
 const char *rep_size(char *buf, size_t len, uint64_t bytes);
 /* "+1.234 s", "+2.9 ms" */
 const char *rep_time(char *buf, size_t len, uint64_t ns);
+/* "1.234 s", "2.9 ms": a length of time */
+const char *rep_duration(char *buf, size_t len, uint64_t ns);
 /* "CUDA_ERROR_OUT_OF_MEMORY" / "cudaErrorMemoryAllocation", or NULL */
 const char *rep_error_name(unsigned code, int runtime);
 /* a JSON string, quoted; bytes that are not valid UTF-8 become \u00XX */

@@ -151,9 +151,11 @@ static void device(struct jw *j, const struct report *r, int di)
 	u64(j, "peak_reserved_time_ns", pk->time);
 	u64(j, "peak_allocated_bytes", pk->allocated);
 	u64(j, "cached_bytes_at_peak", pk->reserved - pk->allocated);
-	u64(j, "live_at_exit_bytes", d->live_at_exit);
+	u64(j, "left_at_exit_bytes", d->left_at_exit);
+	u64(j, "live_at_end_bytes", d->live_at_end);
 	if (pk->has_sample) {
 		u64(j, "device_used_bytes_at_peak", pk->used);
+		u64(j, "device_used_sample_time_ns", pk->sample_time);
 		i64(j, "untraced_bytes_at_peak", pk->untraced);
 	} else {
 		null(j, "device_used_bytes_at_peak");

@@ -75,6 +75,26 @@ static void entry(FILE *f, const struct report *r, const struct rep_entry *e, co
 	(void)r;
 }
 
+/*
+ * What was left live: one figure for one process, two for a device that
+ * several processes shared, since their exits are different moments.
+ */
+static void exits(FILE *f, const struct analysis *a, int di, const char *ind)
+{
+	const struct an_dev *d = &a->devs[di];
+	int nprocs = 0;
+
+	for (int i = 0; d->proc < 0 && i < a->ndevs; i++)
+		nprocs += a->devs[i].gdev == di;
+	if (nprocs <= 1) {
+		fprintf(f, "%slive at exit %s\n", ind, SZ(d->left_at_exit));
+		return;
+	}
+	fprintf(f, "%sleft at exit %s (by %d processes, each at its own exit), "
+		"live at the end of the run %s\n", ind, SZ(d->left_at_exit), nprocs,
+		SZ(d->live_at_end));
+}
+
 static void device(FILE *f, const struct report *r, int di, int brief)
 {
 	const struct analysis *a = r->a;
@@ -109,6 +129,13 @@ static void device(FILE *f, const struct report *r, int di, int brief)
 		fprintf(f, "%sdevice used %s", ind, SZ(pk->used));
 		if (d->sample_total)
 			fprintf(f, " of %s", SZ(d->sample_total));
+		if (pk->sample_time == pk->time)
+			fputs(" (sampled at the peak)", f);
+		else
+			fprintf(f, " (sampled %s %s the peak)",
+				rep_duration(tm, sizeof(tm), pk->sample_time > pk->time ?
+					     pk->sample_time - pk->time : pk->time - pk->sample_time),
+				pk->sample_time > pk->time ? "after" : "before");
 		if (pk->untraced >= 0)
 			fprintf(f, ": %s untraced (CUDA context, kernels, libraries%s)\n",
 				SZ((uint64_t)pk->untraced), d->proc >= 0 ? ", other processes" :
@@ -116,7 +143,7 @@ static void device(FILE *f, const struct report *r, int di, int brief)
 		else
 			fprintf(f, ": the sample predates %s of it\n", SZ((uint64_t)-pk->untraced));
 	}
-	fprintf(f, "%slive at exit %s\n", ind, SZ(d->live_at_exit));
+	exits(f, a, di, ind);
 	if (l->n) {
 		fprintf(f, "%stop sites at the peak%s:\n", ind,
 			l->total > l->n ? " (largest first)" : "");

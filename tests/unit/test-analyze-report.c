@@ -110,7 +110,7 @@ static struct analysis *run(struct tb *tbs, int n, struct trace **tr, struct str
 	*s = stream_open(tr, n, err, sizeof(err));
 	if (!*s)
 		exit(1);
-	a = analysis_run(*s, NULL, NULL, NULL, NULL, err, sizeof(err));
+	a = analysis_run(*s, NULL, NULL, NULL, err, sizeof(err));
 	if (!a) {
 		fprintf(stderr, "analysis: %s\n", err);
 		exit(1);
@@ -159,7 +159,7 @@ int main(void)
 		CHECK_EQ_U64(d->peak.reserved, 14 * MiB);
 		CHECK_EQ_U64(d->peak.allocated, 14 * MiB);
 		CHECK_EQ_U64(d->peak.time, 500);             /* origin: the header's start */
-		CHECK_EQ_U64(d->live_at_exit, 2 * MiB);
+		CHECK_EQ_U64(d->left_at_exit, 2 * MiB);
 		CHECK_EQ_U64(a->procs[0].unknown_frees, 1);
 		CHECK_EQ_U64(a->events, 8);
 		CHECK_EQ_U64(d->npeak_sites, 1);                   /* all stack 0 */
@@ -182,7 +182,7 @@ int main(void)
 		const struct an_dev *d = pdev(a, 0, 0);
 		CHECK_EQ_U64(d->peak.reserved, 4 * MiB);
 		CHECK_EQ_U64(d->peak.allocated, 1 * MiB);          /* first moment of 4 MiB */
-		CHECK_EQ_U64(d->live_at_exit, 0);
+		CHECK_EQ_U64(d->left_at_exit, 0);
 		CHECK_EQ_U64(d->nextents, 1);
 		CHECK_EQ_U64(d->extents[0].free_total, 3 * MiB);
 		CHECK_EQ_U64(d->extents[0].free_largest, 3 * MiB);
@@ -202,7 +202,7 @@ int main(void)
 		const struct an_dev *d = pdev(a, 0, 0);
 		CHECK_EQ_U64(d->peak.reserved, 3 * MiB);
 		CHECK_EQ_U64(d->peak.allocated, 3 * MiB);
-		CHECK_EQ_U64(d->live_at_exit, 1 * MiB);
+		CHECK_EQ_U64(d->left_at_exit, 1 * MiB);
 		CHECK_EQ_U64(d->nextents, 1);
 		CHECK_EQ_U64(d->extents[0].free_total, 14 * MiB);
 		CHECK_EQ_U64(d->extents[0].free_largest, 14 * MiB);
