@@ -1,6 +1,7 @@
 #!/bin/sh
 # t200-cli: memtrace's command line: --help, --version, help CMD, usage
-# errors (one line, exit 2), and `memtrace dump` on files that are not
+# errors (one line, exit 2), every option form (--opt=V, --opt V, -oV,
+# -o V, --) in every command, and `memtrace dump` on files that are not
 # traces (one exact error line, exit 1; missing file exit 2), never a hang.
 . "$(dirname "$0")/lib.sh"
 
@@ -83,4 +84,85 @@ expect 1 "memtrace: 'hsize.bin': bad header size 64 (a multiple of 4096 up to 16
 mkfifo fifo
 timeout 10 "$MEMTRACE" dump fifo >"$T/out" 2>"$T/err"; rc=$?
 expect 1 "memtrace: cannot read 'fifo': not a regular file" "dump of a fifo"
+
+# --- one option parser: every form, in every command ----------------------
+gunzip -c "$ROOT/tests/data/report-peak.bin.gz" >t.bin || fail "cannot unpack report-peak.bin"
+mt report --no-db t.bin
+expect 0 "" "report --no-db"
+cp "$T/out" plain.txt
+for form in "--db=a.db" "--db a.db" "t.bin --db a.db" "--sysroot=/ --debug-dir=/nonexistent" \
+	    "--sysroot / --debug-dir /nonexistent --no-db" "--no-db -- t.bin"; do
+	rm -f a.db t.bin.db
+	# shellcheck disable=SC2086
+	case "$form" in *t.bin*) mt report $form ;; *) mt report $form t.bin ;; esac
+	expect 0 "" "report $form"
+	expect_eq "$(cat "$T/out")" "$(cat plain.txt)" "report $form: the report"
+	case "$form" in
+	--db*|*--db\ a.db) [ -s a.db ] && [ ! -e t.bin.db ] || fail "report $form: not written to a.db" ;;
+	*--no-db*) [ ! -e a.db ] && [ ! -e t.bin.db ] || fail "report $form: wrote a database" ;;
+	*) [ -s t.bin.db ] || fail "report $form: no t.bin.db" ;;
+	esac
+done
+mt report --json=1 t.bin
+expect 2 "memtrace: option '--json' takes no value (try 'memtrace report --help')" "report --json=1"
+mt report t.bin --db
+expect 2 "memtrace: option '--db' needs a value (try 'memtrace report --help')" "report --db at the end"
+mt report --sysroot
+expect 2 "memtrace: option '--sysroot' needs a value (try 'memtrace report --help')" "report --sysroot"
+mt report --frob t.bin
+expect 2 "memtrace: unknown option '--frob' (try 'memtrace report --help')" "report --frob"
+mt report --d=x t.bin
+expect 2 "memtrace: ambiguous option '--d' (try 'memtrace report --help')" "report --d=x"
+mt report -x t.bin
+expect 2 "memtrace: unknown option '-x' (try 'memtrace report --help')" "report -x"
+mt report --no-db -- --frob
+expect 2 "memtrace: cannot open '--frob': No such file or directory" "report -- --frob: a file"
+
+command -v gnuplot >/dev/null 2>&1 || fail "no gnuplot (scripts/install-deps.sh installs it)"
+for form in "-oP1" "-o P2" "--output=P3" "--output P4" "t.bin -oP5" "--format=svg -oP6" "-oP7 -- t.bin"; do
+	d=$(echo "$form" | sed 's/.*P\([0-9]\).*/P\1/')
+	# shellcheck disable=SC2086
+	case "$form" in *t.bin*) mt plot $form ;; *) mt plot $form t.bin ;; esac
+	expect 0 "" "plot $form"
+	expect_eq "$(cat "$T/out")" "wrote plots for 1 device to $d/" "plot $form"
+	[ -s "$d/timeline-dev0.tsv" ] || fail "plot $form: no $d/timeline-dev0.tsv"
+done
+[ -s P6/timeline-dev0.svg ] || fail "plot --format=svg: no SVG"
+[ -e t.bin.plots ] && fail "a plot went to t.bin.plots"
+mt plot t.bin -o
+expect 2 "memtrace: option '-o' needs a value (try 'memtrace plot --help')" "plot -o at the end"
+mt plot --output
+expect 2 "memtrace: option '--output' needs a value (try 'memtrace plot --help')" "plot --output"
+mt plot -q t.bin
+expect 2 "memtrace: unknown option '-q' (try 'memtrace plot --help')" "plot -q"
+mt plot --outptu=x t.bin
+expect 2 "memtrace: unknown option '--outptu' (try 'memtrace plot --help')" "plot --outptu=x"
+
+mt dump --resolve-python -- t.bin
+expect 0 "" "dump --resolve-python -- t.bin"
+mt dump t.bin --resolve-python=1
+expect 2 "memtrace: option '--resolve-python' takes no value (try 'memtrace dump --help')" "dump --resolve-python=1"
+mt dump -- -t.bin
+expect 2 "memtrace: cannot open '-t.bin': No such file or directory" "dump -- -t.bin: a file"
+
+# run: its options end at CMD; what follows are CMD's own
+[ -f "$B/libmemtrace.so" ] || fail "no $B/libmemtrace.so (make tests-build)"
+show='echo "$MEMTRACE_OUTPUT|$MEMTRACE_DEPTH|$MEMTRACE_FOLLOW|$*"'
+W=$(pwd -P)
+for form in "--depth=5 -oR1.bin" "--depth 5 -o R1.bin" "--dep=5 --output=R1.bin" "--depth=5 --output R1.bin --"; do
+	# shellcheck disable=SC2086
+	mt run $form sh -c "$show" sh -o x --depth=9
+	expect 0 "memtrace: no CUDA memory calls were traced; no trace written" "run $form"
+	expect_eq "$(cat "$T/out")" "$W/R1.bin|5|1|-o x --depth=9" "run $form"
+done
+mt run --no-follow -- sh -c "$show" sh --no-follow
+expect_eq "$(cat "$T/out")" "$W/trace.bin|64|0|--no-follow" "run --no-follow -- CMD --no-follow"
+mt run --depth
+expect 2 "memtrace: option '--depth' needs a value (try 'memtrace run --help')" "run --depth"
+mt run -x true
+expect 2 "memtrace: unknown option '-x' (try 'memtrace run --help')" "run -x"
+mt run --no-follow=1 true
+expect 2 "memtrace: option '--no-follow' takes no value (try 'memtrace run --help')" "run --no-follow=1"
+mt run -o "" true
+expect 2 "memtrace: empty output file name (try 'memtrace run --help')" "run -o ''"
 exit 0

@@ -285,6 +285,14 @@ static void dump_record(const struct trace *t, const struct trace_rec *r)
 	}
 }
 
+enum { OPT_RESOLVE_PYTHON = 256 };
+
+static const struct option long_options[] = {
+	{ "help", no_argument, NULL, 'h' },
+	{ "resolve-python", no_argument, NULL, OPT_RESOLVE_PYTHON },
+	{ NULL, 0, NULL, 0 },
+};
+
 int cmd_dump(int argc, char **argv)
 {
 	const char *path = NULL;
@@ -292,26 +300,24 @@ int cmd_dump(int argc, char **argv)
 	struct trace_iter it;
 	struct trace_rec rec;
 	char err[512];
-	int i, only_files = 0, resolve_python = 0;
+	int c, resolve_python = 0;
 
-	for (i = 1; i < argc; i++) {
-		const char *a = argv[i];
-
-		if (!only_files && cli_is_help(a)) {
+	optind = 0;
+	while ((c = cli_getopt("dump", argc, argv, ":h", long_options)) != -1) {
+		switch (c) {
+		case 'h':
 			fputs(usage_text, stdout);
 			return 0;
-		} else if (!only_files && !strcmp(a, "--")) {
-			only_files = 1;
-		} else if (!only_files && !strcmp(a, "--resolve-python")) {
+		case OPT_RESOLVE_PYTHON:
 			resolve_python = 1;
-		} else if (!only_files && a[0] == '-' && a[1]) {
-			return cli_usage_error("dump", "unknown option '%s'", a);
-		} else if (path) {
-			return cli_usage_error("dump", "dump takes one FILE");
-		} else {
-			path = a;
+			break;
+		default:
+			return EXIT_USAGE;
 		}
 	}
+	if (argc - optind > 1)
+		return cli_usage_error("dump", "dump takes one FILE");
+	path = optind < argc ? argv[optind] : NULL;
 	if (!path)
 		return cli_usage_error("dump", "no trace FILE given");
 

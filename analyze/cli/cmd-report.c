@@ -28,8 +28,22 @@ static const char usage_text[] =
 	"  --sysroot DIR     look for the recorded binaries under DIR first\n"
 	"  --debug-dir DIR   look for debug files by build id under DIR/.build-id\n"
 	"\n"
+	"Options take their value as --opt=V or --opt V, anywhere before '--'.\n"
+	"\n"
 	"exit status: 0 success, 1 invalid trace or runtime error, 2 usage error or\n"
 	"missing file\n";
+
+enum { OPT_JSON = 256, OPT_NO_DB, OPT_DB, OPT_SYSROOT, OPT_DEBUG_DIR };
+
+static const struct option long_options[] = {
+	{ "help", no_argument, NULL, 'h' },
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ "no-db", no_argument, NULL, OPT_NO_DB },
+	{ "db", required_argument, NULL, OPT_DB },
+	{ "sysroot", required_argument, NULL, OPT_SYSROOT },
+	{ "debug-dir", required_argument, NULL, OPT_DEBUG_DIR },
+	{ NULL, 0, NULL, 0 },
+};
 
 static void warn(const char *msg)
 {
@@ -41,7 +55,7 @@ int cmd_report(int argc, char **argv)
 	struct pipeline_opts o;
 	struct pipeline p;
 	char **files = calloc((size_t)argc + 1, sizeof(char *));
-	int nfiles = 0, json = 0, only_files = 0, status;
+	int nfiles = 0, json = 0, status, c;
 	char err[1024];
 
 	if (!files) {
@@ -49,37 +63,35 @@ int cmd_report(int argc, char **argv)
 		return 1;
 	}
 	memset(&o, 0, sizeof(o));
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-
-		if (only_files || a[0] != '-' || !a[1]) {
-			files[nfiles++] = argv[i];
-		} else if (cli_is_help(a)) {
+	optind = 0;
+	while ((c = cli_getopt("report", argc, argv, ":h", long_options)) != -1) {
+		switch (c) {
+		case 'h':
 			fputs(usage_text, stdout);
 			free(files);
 			return 0;
-		} else if (!strcmp(a, "--")) {
-			only_files = 1;
-		} else if (!strcmp(a, "--json")) {
+		case OPT_JSON:
 			json = 1;
-		} else if (!strcmp(a, "--no-db")) {
+			break;
+		case OPT_NO_DB:
 			o.no_db = 1;
-		} else if (!strcmp(a, "--db") || !strcmp(a, "--sysroot") || !strcmp(a, "--debug-dir")) {
-			if (i + 1 >= argc) {
-				free(files);
-				return cli_usage_error("report", "%s needs an argument", a);
-			}
-			if (!strcmp(a, "--db"))
-				o.db_path = argv[++i];
-			else if (!strcmp(a, "--sysroot"))
-				o.sym.sysroot = argv[++i];
-			else
-				o.sym.debug_dir = argv[++i];
-		} else {
+			break;
+		case OPT_DB:
+			o.db_path = optarg;
+			break;
+		case OPT_SYSROOT:
+			o.sym.sysroot = optarg;
+			break;
+		case OPT_DEBUG_DIR:
+			o.sym.debug_dir = optarg;
+			break;
+		default:
 			free(files);
-			return cli_usage_error("report", "unknown option '%s'", a);
+			return EXIT_USAGE;
 		}
 	}
+	while (optind < argc)
+		files[nfiles++] = argv[optind++];
 	if (!nfiles) {
 		free(files);
 		return cli_usage_error("report", "no trace FILE given");

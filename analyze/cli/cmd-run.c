@@ -73,62 +73,56 @@ struct outpath {
 
 static volatile sig_atomic_t child_pid;
 
+enum { OPT_DEPTH = 256, OPT_NO_FOLLOW };
+
+static const struct option long_options[] = {
+	{ "help", no_argument, NULL, 'h' },
+	{ "output", required_argument, NULL, 'o' },
+	{ "depth", required_argument, NULL, OPT_DEPTH },
+	{ "no-follow", no_argument, NULL, OPT_NO_FOLLOW },
+	{ NULL, 0, NULL, 0 },
+};
+
+/*
+ * 0, 1 for --help, or -EXIT_USAGE after the usage error line. The '+'
+ * stops at CMD: what follows it are CMD's own options.
+ */
 static int parse_options(int argc, char **argv, struct options *o)
 {
-	int i;
+	char *end;
+	long d;
+	int c;
 
 	memset(o, 0, sizeof(*o));
 	o->output = DEFAULT_OUTPUT;
-	for (i = 1; i < argc; i++) {
-		const char *a = argv[i], *val = NULL;
-
-		if (!strcmp(a, "--")) {
-			i++;
-			break;
-		}
-		if (a[0] != '-' || !a[1])
-			break;
-		if (cli_is_help(a))
+	optind = 0;
+	while ((c = cli_getopt("run", argc, argv, "+:ho:", long_options)) != -1) {
+		switch (c) {
+		case 'h':
 			return 1;
-		if (!strcmp(a, "--no-follow")) {
-			o->no_follow = 1;
-			continue;
-		}
-		int is_output = !strcmp(a, "-o") || !strncmp(a, "--output", 8);
-
-		if (!strncmp(a, "--output=", 9)) {
-			val = a + 9;
-		} else if (!strncmp(a, "--depth=", 8)) {
-			val = a + 8;
-		} else if (!strncmp(a, "-o", 2) && a[2] && a[1] == 'o') {
-			val = a + 2;
-			is_output = 1;
-		} else if (!strcmp(a, "-o") || !strcmp(a, "--output") || !strcmp(a, "--depth")) {
-			if (i + 1 >= argc)
-				return -cli_usage_error("run", "option '%s' needs a value", a);
-			val = argv[++i];
-		} else {
-			return -cli_usage_error("run", "unknown option '%s'", a);
-		}
-		if (is_output) {
-			if (!*val)
+		case 'o':
+			if (!*optarg)
 				return -cli_usage_error("run", "empty output file name");
-			o->output = val;
-		} else {
-			char *end;
-			long d;
-
+			o->output = optarg;
+			break;
+		case OPT_DEPTH:
 			errno = 0;
-			d = strtol(val, &end, 10);
-			if (!*val || *end || errno || d < 0 || d > MAX_DEPTH_OPT)
+			d = strtol(optarg, &end, 10);
+			if (!*optarg || *end || errno || d < 0 || d > MAX_DEPTH_OPT)
 				return -cli_usage_error("run", "bad --depth '%s': expected a number from 0 to %d",
-							val, MAX_DEPTH_OPT);
-			o->depth = val;
+							optarg, MAX_DEPTH_OPT);
+			o->depth = optarg;
+			break;
+		case OPT_NO_FOLLOW:
+			o->no_follow = 1;
+			break;
+		default:
+			return -EXIT_USAGE;
 		}
 	}
-	if (i >= argc)
+	if (optind >= argc)
 		return -cli_usage_error("run", "no command given");
-	o->cmd = argv + i;
+	o->cmd = argv + optind;
 	return 0;
 }
 
