@@ -6,10 +6,11 @@
 #
 # Debian packages: libunwind-dev libdw-dev libelf-dev libsqlite3-dev
 # gnuplot-nox, sqlite3 (the shell, to query a report's database; the tests
-# use it), plus gcc and make. The CUDA headers (cuda.h,
-# cuda_runtime_api.h) come from the CUDA toolkit under CUDA_HOME (default
-# /usr/local/cuda); when they are missing there, Debian's nvidia-cuda-dev
-# (non-free) provides them under /usr/include and CUDA_HOME=/usr works.
+# use it), tmux (a terminal, for the test of the progress line), plus gcc
+# and make. The CUDA headers (cuda.h, cuda_runtime_api.h) come from the
+# CUDA toolkit under CUDA_HOME (default /usr/local/cuda); when they are
+# missing there, Debian's nvidia-cuda-dev (non-free) provides them under
+# /usr/include and CUDA_HOME=/usr works.
 set -u
 
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
@@ -32,6 +33,7 @@ need libelf-dev have_header gelf.h
 need libsqlite3-dev have_header sqlite3.h
 need sqlite3 command -v sqlite3
 need gnuplot-nox command -v gnuplot
+need tmux command -v tmux
 
 cuda_ok=1
 have_header cuda.h && have_header cuda_runtime_api.h || cuda_ok=0

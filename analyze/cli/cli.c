@@ -12,11 +12,13 @@
 #include <string.h>
 
 #include "cli/cmd.h"
+#include "cli/progress.h"
 
 void cli_error(const char *fmt, ...)
 {
 	va_list ap;
 
+	progress_clear();
 	fflush(stdout);
 	fputs("memtrace: ", stderr);
 	va_start(ap, fmt);
@@ -29,6 +31,7 @@ void cli_warn(const char *fmt, ...)
 {
 	va_list ap;
 
+	progress_clear();
 	fflush(stdout);
 	fputs("memtrace: warning: ", stderr);
 	va_start(ap, fmt);
@@ -41,6 +44,7 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
 {
 	va_list ap;
 
+	progress_clear();
 	fflush(stdout);
 	fputs("memtrace: ", stderr);
 	va_start(ap, fmt);

@@ -48,6 +48,9 @@ static const char usage_text[] =
 	"Options take their value as --opt=V or --opt V (-oDIR or -o DIR), anywhere\n"
 	"before '--'.\n"
 	"\n"
+	"When stderr is a terminal and the work takes more than a second, one line\n"
+	"there shows its progress (\"memtrace: loading 42%\"), cleared at the end.\n"
+	"\n"
 	"exit status: 0 success, 1 invalid trace, gnuplot missing or failing,\n"
 	"2 usage error or missing file\n";
 

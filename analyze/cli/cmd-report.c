@@ -30,6 +30,9 @@ static const char usage_text[] =
 	"\n"
 	"Options take their value as --opt=V or --opt V, anywhere before '--'.\n"
 	"\n"
+	"When stderr is a terminal and the work takes more than a second, one line\n"
+	"there shows its progress (\"memtrace: loading 42%\"), cleared at the end.\n"
+	"\n"
 	"exit status: 0 success, 1 invalid trace or runtime error, 2 usage error or\n"
 	"missing file\n";
 

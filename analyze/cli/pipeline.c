@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 
 #include "cli/pipeline.h"
+#include "cli/progress.h"
 
 static int caching_cb(void *ctx, int proc, uint32_t stack)
 {
@@ -30,6 +31,7 @@ int pipeline_run(struct pipeline *p, char **files, int n, const struct pipeline_
 
 	memset(p, 0, sizeof(*p));
 	*status = 1;
+	progress_start();
 	p->t = calloc((size_t)n, sizeof(*p->t));
 	if (!p->t)
 		goto nomem;
@@ -69,9 +71,11 @@ int pipeline_run(struct pipeline *p, char **files, int n, const struct pipeline_
 	p->sy = sym_open(&o->sym, p->db ? db_handle(p->db) : NULL, err, errlen);
 	if (!p->sy)
 		return -1;
+	progress_phase(p->s, p->db_fresh ? "loading" : "analyzing", "replaying to the peak");
 	p->a = analysis_run(p->s, p->db ? db_sink(p->db) : o->sink, caching_cb, p, err, errlen);
 	if (!p->a)
 		return -1;
+	progress_phase(p->s, "shared memory", NULL);
 	if (shm_analyze_stream(&shm, p->s, err, errlen))
 		return -1;
 	if ((p->db && db_finish(p->db, err, errlen)) ||
@@ -84,6 +88,7 @@ int pipeline_run(struct pipeline *p, char **files, int n, const struct pipeline_
 	p->r.shm = shm;
 	if (p->db && db_save_results(p->db, p->a, p->sy, err, errlen))
 		return -1;
+	progress_end();
 	*status = 0;
 	return 0;
 nomem:

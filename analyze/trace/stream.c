@@ -75,6 +75,10 @@ struct stream {
 	                               on at the next call, not before, so the
 	                               slab is not let go while it is read */
 	uint64_t origin_wall, duration;
+	uint64_t nrecords;          /* in all traces: one whole walk */
+	uint64_t done;              /* handed out since the last rewind */
+	stream_progress_fn progress;
+	void *progress_ctx;
 };
 
 static uint64_t slab_of(const struct trace *t, const struct trace_rec *r)
@@ -190,6 +194,15 @@ void stream_rewind(struct stream *s)
 	s->top_given = 0;
 	for (size_t i = s->nheap / 2; i-- > 0;)
 		sift_down(s, i);
+	s->done = 0;
+	if (s->progress)
+		s->progress(s->progress_ctx, 0, s->nrecords);
+}
+
+void stream_set_progress(struct stream *s, stream_progress_fn fn, void *ctx)
+{
+	s->progress = fn;
+	s->progress_ctx = ctx;
 }
 
 int stream_next(struct stream *s, struct srec *out)
@@ -214,6 +227,8 @@ int stream_next(struct stream *s, struct srec *out)
 	out->proc = c->proc;
 	out->t = is_state(c->rec.type) ? c->key : run_time(s, c->proc, c->rec.time_ns);
 	s->top_given = 1;
+	if (++s->done % STREAM_PROGRESS_EVERY == 0 && s->progress)
+		s->progress(s->progress_ctx, s->done, s->nrecords);
 	return 1;
 }
 
@@ -273,6 +288,7 @@ static int scan_trace(struct stream *s, int pi, size_t *cap_starts, int64_t *fir
 		}
 		if (w > *last_wall)
 			*last_wall = w;
+		s->nrecords++;
 		switch (r.type) {
 		case MT_REC_MODULE:
 			if (grow((void **)&p->modules, &cap_mod, p->nmodules + 1, sizeof(void *)))

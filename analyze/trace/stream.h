@@ -46,6 +46,17 @@ void stream_rewind(struct stream *s);
 /* The next record in time order: 1, or 0 at the end. */
 int stream_next(struct stream *s, struct srec *out);
 
+/*
+ * Progress of the walks, for a person waiting: fn(ctx, done, total) is
+ * called by stream_rewind() with done 0, then by stream_next() every
+ * STREAM_PROGRESS_EVERY records, with the records handed out since the
+ * rewind and the records of a whole walk (a walk may stop early). fn NULL
+ * stops the calls.
+ */
+#define STREAM_PROGRESS_EVERY 16384
+typedef void (*stream_progress_fn)(void *ctx, uint64_t done, uint64_t total);
+void stream_set_progress(struct stream *s, stream_progress_fn fn, void *ctx);
+
 int stream_nprocs(const struct stream *s);
 const struct sproc *stream_proc(const struct stream *s, int i);
 /* The run's origin in ns since the epoch, and its length in ns. */
