@@ -44,5 +44,5 @@ expect_eq "$(rj '"%d %d %s" % (r["events"]["total"], r["events"]["failed"], sort
 	"72 0 [('cudaFree', 31), ('cudaMalloc', 41)]" "report: events"
 expect_eq "$(rj "$DEV_FIGS")" "$((112 * MiB)) $((112 * MiB)) 0 $((20 * MiB)) $((300 * MiB))" \
 	"report: peak reserved, allocated, cached, live at exit, untraced"
-expect_eq "$(rj '[(l["kind"], l["bytes"], l["count"], l["frames"][0]["function"]) for l in r["leaks"]]')" \
-	"[('live_at_exit', $((20 * MiB)), 10, 'keep_loss'), ('growing', $((20 * MiB)), 10, 'keep_loss')]" "report: leak candidates"
+expect_eq "$(rj '[(l["reasons"], l["bytes"], l["count"], l["frames"][0]["function"]) for l in r["leaks"]]')" \
+	"[(['live_at_exit', 'growing'], $((20 * MiB)), 10, 'keep_loss')]" "report: leak candidates (one site, both reasons)"

@@ -86,7 +86,7 @@ int pipeline_run(struct pipeline *p, char **files, int n, const struct pipeline_
 	p->have_report = 1;
 	p->r.db_path = p->db_path;
 	p->r.shm = shm;
-	if (p->db && db_save_results(p->db, p->a, p->sy, err, errlen))
+	if (p->db && db_save_model(p->db, &p->r, err, errlen))
 		return -1;
 	progress_end();
 	*status = 0;

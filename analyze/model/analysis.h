@@ -112,7 +112,6 @@ struct an_site {
 	int16_t dev;                /* -1: pinned host */
 	uint8_t host;               /* 1: pinned host memory */
 	uint8_t caching;            /* a known caching allocator's segments */
-	uint8_t shown;              /* the report shows it (set by report.c) */
 	uint64_t live, count;       /* now */
 	uint64_t max;               /* highest live */
 	uint32_t nmax;              /* times live set a new max */
@@ -150,7 +149,18 @@ struct an_oomsig {
 	uint64_t retry_time;
 };
 
+/* How a process ended, as its trace tells. */
+enum an_end {
+	AN_END_UNKNOWN,             /* a trace older than exit records */
+	AN_END_EXIT,                /* exit(status) or return from main */
+	AN_END_UNDERSCORE_EXIT,     /* _exit(status), as forked workers do */
+	AN_END_KILLED,              /* no clean exit: a signal, a crash, SIGKILL */
+};
+
 struct an_proc {
+	enum an_end end;
+	int exit_status;            /* for AN_END_EXIT and _UNDERSCORE_EXIT */
+	uint64_t end_time;          /* its exit record, else its last record */
 	uint64_t events, failed;
 	uint64_t by_api[MT_API_MAX];
 	uint64_t failed_by_api[MT_API_MAX];

@@ -1,38 +1,30 @@
 /*
- * report.c - builds the content of a report from an analysis: groups
- * sites whose resolved frames are equal (the same line of code in several
- * processes, or in several stacks that differ only in hidden frames), picks
- * the leak candidates, and marks the stacks shown so that only those are
- * symbolized and saved. Also the formatting helpers of both report forms.
+ * report.c - builds the run model from an analysis: its sites (sites.c),
+ * what each device held at its peak by site, and the leak candidates, each
+ * site listed once with every reason it is one. Also the formatting
+ * helpers the views share.
  */
 #define _GNU_SOURCE
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/cuda-errors.h"
 #include "model/report.h"
 #include "views/utf8.h"
 
-/* --- grouping ----------------------------------------------------------- */
+/* --- lists of sites ------------------------------------------------------- */
 
-static size_t frames_key(const struct sym_stack *st, char *buf, size_t len)
+struct held { uint32_t site; int proc; uint64_t bytes, count; };
+
+static int cmp_held(const void *x, const void *y)
 {
-	size_t n = 0;
+	const struct held *a = x, *b = y;
 
-	buf[0] = 0;
-	for (int i = 0; st && i < st->nframes && n < len; i++) {
-		const struct sym_frame *f = &st->frames[i];
-
-		if (f->function || f->file)
-			n += (size_t)snprintf(buf + n, len - n, "%s@%s:%d|", f->function ? f->function : "",
-					      f->file ? f->file : "", f->line);
-		else
-			n += (size_t)snprintf(buf + n, len - n, "%s+%" PRIx64 "|", f->module, f->offset);
-	}
-	return n;
+	if (a->site != b->site)
+		return a->site < b->site ? -1 : 1;
+	return a->proc < b->proc ? -1 : a->proc > b->proc;
 }
-
-struct group { struct rep_entry e; char *key; int last_proc; };
 
 static int cmp_entry(const void *x, const void *y)
 {
@@ -40,67 +32,89 @@ static int cmp_entry(const void *x, const void *y)
 
 	if (a->bytes != b->bytes)
 		return a->bytes > b->bytes ? -1 : 1;
-	if (a->proc != b->proc)
-		return a->proc < b->proc ? -1 : 1;
-	return a->stack < b->stack ? -1 : a->stack > b->stack;
+	return a->site->id < b->site->id ? -1 : a->site->id > b->site->id;
 }
 
-/* Groups (site, bytes, count) items into list; -1 when out of memory. */
-static int group(struct report *r, const struct an_sitebytes *items, size_t n,
-		 struct rep_list *list)
+static void entry_of(struct rep_entry *e, const struct site *s)
 {
-	const struct analysis *a = r->a;
-	struct group *g = calloc(n ? n : 1, sizeof(*g));
-	size_t ng = 0;
-	char key[4096];
-	int rc = -1;
+	memset(e, 0, sizeof(*e));
+	e->site = s;
+	e->dev = s->dev;
+	e->proc = s->proc;
+	e->stack = s->stack;
+	e->caching = s->caching;
+	e->st = s->st;
+}
 
-	if (!g)
+static void list_sort(struct rep_list *l, int n)
+{
+	qsort(l->v, (size_t)n, sizeof(*l->v), cmp_entry);
+	l->total = n;
+	l->n = n < REP_TOP ? n : REP_TOP;
+}
+
+/* What a device held at its peak, by site, largest first. */
+static int at_peak(struct report *r, const struct an_dev *d, struct rep_list *l)
+{
+	struct held *h = calloc(d->npeak_sites + 1, sizeof(*h));
+	int n = 0;
+
+	l->v = calloc(d->npeak_sites + 1, sizeof(*l->v));
+	if (!h || !l->v) {
+		free(h);
 		return -1;
-	for (size_t i = 0; i < n; i++) {
-		const struct an_site *s = &a->sites[items[i].site];
-		const struct sym_stack *st = sym_stack(r->sy, a->s, s->proc, s->stack);
-		size_t k;
-
-		if (!st)
-			goto out;
-		frames_key(st, key, sizeof(key));
-		for (k = 0; k < ng; k++)
-			if (g[k].e.dev == s->dev && g[k].e.caching == s->caching &&
-			    !strcmp(g[k].key, key))
-				break;
-		if (k == ng) {
-			if (!(g[k].key = strdup(key)))
-				goto out;
-			g[k].e.dev = s->dev;
-			g[k].e.proc = s->proc;
-			g[k].e.stack = s->stack;
-			g[k].e.caching = s->caching;
-			g[k].e.st = st;
-			g[k].e.nprocs = 1;
-			g[k].last_proc = s->proc;
-			ng++;
-		} else if (g[k].last_proc != s->proc) {
-			g[k].e.nprocs++;
-			g[k].last_proc = s->proc;
-		}
-		g[k].e.bytes += items[i].bytes;
-		g[k].e.count += items[i].count;
 	}
-	list->v = calloc(ng ? ng : 1, sizeof(*list->v));
-	if (!list->v)
-		goto out;
-	for (size_t k = 0; k < ng; k++)
-		list->v[k] = g[k].e;
-	qsort(list->v, ng, sizeof(*list->v), cmp_entry);
-	list->total = (int)ng;
-	list->n = ng < REP_TOP ? (int)ng : REP_TOP;
-	rc = 0;
-out:
-	for (size_t k = 0; k < ng; k++)
-		free(g[k].key);
-	free(g);
-	return rc;
+	for (uint32_t i = 0; i < d->npeak_sites; i++) {
+		const struct an_sitebytes *sb = &d->peak_sites[i];
+
+		h[i].site = r->sites.of[sb->site];
+		h[i].proc = r->a->sites[sb->site].proc;
+		h[i].bytes = sb->bytes;
+		h[i].count = sb->count;
+	}
+	qsort(h, d->npeak_sites, sizeof(*h), cmp_held);
+	for (uint32_t i = 0; i < d->npeak_sites; i++) {
+		struct rep_entry *e = &l->v[n - 1];
+
+		if (!i || h[i].site != h[i - 1].site) {
+			e = &l->v[n++];
+			entry_of(e, &r->sites.v[h[i].site]);
+			e->proc = h[i].proc;
+		}
+		if (!i || h[i].site != h[i - 1].site || h[i].proc != h[i - 1].proc)
+			e->nprocs++;
+		e->bytes += h[i].bytes;
+		e->count += h[i].count;
+	}
+	free(h);
+	list_sort(l, n);
+	return 0;
+}
+
+/* Leak candidates (cache 0) or caching allocators' segments at exit (1). */
+static int at_exit(struct report *r, int cache, struct rep_list *l)
+{
+	int n = 0;
+
+	l->v = calloc(r->sites.n + 1, sizeof(*l->v));
+	if (!l->v)
+		return -1;
+	for (uint32_t i = 0; i < r->sites.n; i++) {
+		const struct site *s = &r->sites.v[i];
+		struct rep_entry *e = &l->v[n];
+
+		if (s->caching != cache || !(s->exit_bytes || (!cache && s->growing)))
+			continue;
+		entry_of(e, s);
+		e->bytes = s->exit_bytes;
+		e->count = s->exit_count;
+		e->nprocs = s->nprocs;
+		e->at_exit = s->exit_bytes != 0;
+		e->growing = !cache && s->growing;
+		n++;
+	}
+	list_sort(l, n);
+	return 0;
 }
 
 static int cmp_gdev(const void *x, const void *y, void *ctx)
@@ -113,78 +127,31 @@ static int cmp_gdev(const void *x, const void *y, void *ctx)
 	return p->dev < q->dev ? -1 : p->dev > q->dev;
 }
 
-/* Marks the sites whose stacks a list shows. */
-static void mark(const struct analysis *a, const struct an_sitebytes *items, size_t n,
-		 const struct rep_list *l)
-{
-	for (size_t i = 0; i < n; i++) {
-		struct an_site *s = &a->sites[items[i].site];
-
-		for (int k = 0; k < l->n; k++)
-			if (l->v[k].proc == s->proc && l->v[k].stack == s->stack)
-				s->shown = 1;
-	}
-}
-
 int report_build(struct report *r, const struct analysis *a, struct symbols *sy, char *err,
 		 size_t errlen)
 {
-	struct an_sitebytes *items = NULL;
-	size_t n;
-
 	memset(r, 0, sizeof(*r));
 	r->a = a;
 	r->sy = sy;
+	if (sites_build(&r->sites, a, sy, err, errlen))
+		return -1;
 	r->gdevs = calloc((size_t)a->ndevs + 1, sizeof(int));
 	r->dev_sites = calloc((size_t)a->ndevs + 1, sizeof(*r->dev_sites));
-	items = calloc((size_t)a->nsites + 1, sizeof(*items));
-	if (!r->gdevs || !r->dev_sites || !items)
+	if (!r->gdevs || !r->dev_sites)
 		goto nomem;
 	for (int i = 0; i < a->ndevs; i++)
 		if (a->devs[i].proc < 0 && a->devs[i].used)
 			r->gdevs[r->ngdevs++] = i;
 	qsort_r(r->gdevs, (size_t)r->ngdevs, sizeof(int), cmp_gdev, (void *)a);
-	for (int i = 0; i < a->ndevs; i++) {
-		const struct an_dev *d = &a->devs[i];
-		size_t m = d->npeak_sites < 200 ? d->npeak_sites : 200;
-
-		if (group(r, d->peak_sites, m, &r->dev_sites[i]))
+	for (int i = 0; i < a->ndevs; i++)
+		if (at_peak(r, &a->devs[i], &r->dev_sites[i]))
 			goto nomem;
-		mark(a, d->peak_sites, m, &r->dev_sites[i]);
-	}
-	for (int pass = 0; pass < 3; pass++) {
-		struct rep_list *l = pass == 0 ? &r->leaks_exit : pass == 1 ? &r->cache_exit :
-				     &r->leaks_growing;
-
-		n = 0;
-		for (uint32_t i = 0; i < a->nsites; i++) {
-			const struct an_site *s = &a->sites[i];
-			int take;
-
-			if (pass == 2)
-				take = leaks_is_growing(a, s);
-			else
-				take = s->live && s->caching == (pass == 1);
-			if (take) {
-				items[n].site = i;
-				items[n].bytes = s->live;
-				items[n].count = s->count;
-				n++;
-			}
-		}
-		if (group(r, items, n, l))
-			goto nomem;
-		mark(a, items, n, l);
-	}
-	for (uint32_t i = 0; i < a->nfailures; i++)
-		for (int k = 0; k < a->failures[i].ntop; k++)
-			a->sites[a->failures[i].top[k].site].shown = 1;
+	if (at_exit(r, 0, &r->leaks) || at_exit(r, 1, &r->cache_exit))
+		goto nomem;
 	for (int i = 0; i < a->nprocs; i++)
 		r->caching_seen |= a->procs[i].caching_seen;
-	free(items);
 	return 0;
 nomem:
-	free(items);
 	report_free(r);
 	snprintf(err, errlen, "out of memory");
 	return -1;
@@ -197,9 +164,9 @@ void report_free(struct report *r)
 			free(r->dev_sites[i].v);
 	free(r->dev_sites);
 	free(r->gdevs);
-	free(r->leaks_exit.v);
-	free(r->leaks_growing.v);
+	free(r->leaks.v);
 	free(r->cache_exit.v);
+	sites_free(&r->sites);
 	shm_result_free(&r->shm);
 	memset(r, 0, sizeof(*r));
 }
@@ -243,24 +210,10 @@ const char *rep_time(char *buf, size_t len, uint64_t ns)
 	return buf;
 }
 
+/* The name of a failure's code in the table of the API that returned it. */
 const char *rep_error_name(unsigned code, int runtime)
 {
-	static const struct { unsigned code; const char *drv, *rt; } names[] = {
-		{ 1, "CUDA_ERROR_INVALID_VALUE", "cudaErrorInvalidValue" },
-		{ 2, "CUDA_ERROR_OUT_OF_MEMORY", "cudaErrorMemoryAllocation" },
-		{ 3, "CUDA_ERROR_NOT_INITIALIZED", "cudaErrorInitializationError" },
-		{ 4, "CUDA_ERROR_DEINITIALIZED", "cudaErrorCudartUnloading" },
-		{ 100, "CUDA_ERROR_NO_DEVICE", "cudaErrorNoDevice" },
-		{ 101, "CUDA_ERROR_INVALID_DEVICE", "cudaErrorInvalidDevice" },
-		{ 201, "CUDA_ERROR_INVALID_CONTEXT", "cudaErrorDeviceUninitialized" },
-		{ 400, "CUDA_ERROR_INVALID_HANDLE", "cudaErrorInvalidResourceHandle" },
-		{ 801, "CUDA_ERROR_NOT_SUPPORTED", "cudaErrorNotSupported" },
-	};
-
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (names[i].code == code)
-			return runtime ? names[i].rt : names[i].drv;
-	return NULL;
+	return cuda_error_name(code, runtime);
 }
 
 void rep_json_str(FILE *f, const char *str, size_t n)

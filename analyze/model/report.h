@@ -1,8 +1,9 @@
 /*
- * report.h - the content of a report, shared by the text (report-text.c)
- * and JSON (report-json.c) forms: sites grouped by their resolved frames,
- * the lists of leak candidates, the POSIX shared memory of the run (shm.h),
- * and the formatting helpers both use.
+ * report.h - the run model every view reads: the analysis (analysis.h),
+ * its sites (sites.h), what each device held at its peak by site, the leak
+ * candidates, the POSIX shared memory of the run (shm.h); and the
+ * formatting helpers the views share. Views format this; they compute
+ * nothing of their own.
  */
 #ifndef MEMTRACE_REPORT_H
 #define MEMTRACE_REPORT_H
@@ -11,26 +12,30 @@
 
 #include "model/analysis.h"
 #include "model/shm.h"
+#include "model/sites.h"
 #include "model/symbols.h"
 
 #define REP_FORMAT_VERSION 1
 #define REP_TOP 10                  /* entries per list */
 
-/* Allocations grouped by the frames of their stack. */
+/* What one site holds in a list: at a peak, or left at exit. */
 struct rep_entry {
+	const struct site *site;
 	uint64_t bytes, count;
 	int dev;                        /* device index, -1 pinned host */
 	int proc;                       /* one of the processes (for the frames) */
 	uint32_t stack;
-	int nprocs;                     /* processes in the group */
+	int nprocs;                     /* processes holding it in this list */
 	int caching;
+	int at_exit;                    /* leaks: left live at exit */
+	int growing;                    /* leaks: kept growing */
 	const struct sym_stack *st;
 };
 
 struct rep_list {
 	struct rep_entry *v;
-	int n;
-	int total;                      /* groups before cutting to REP_TOP */
+	int n;                          /* shown: at most REP_TOP */
+	int total;                      /* all of them, v[0..total) */
 };
 
 struct report {
@@ -38,8 +43,10 @@ struct report {
 	struct symbols *sy;
 	int *gdevs;                     /* gdev indexes in a->devs, by host, device */
 	int ngdevs;
+	struct sites sites;             /* every site of the run */
 	struct rep_list *dev_sites;     /* per a->devs index: top sites at its peak */
-	struct rep_list leaks_exit, leaks_growing, cache_exit;
+	struct rep_list leaks;          /* leak candidates: left at exit or growing */
+	struct rep_list cache_exit;     /* caching allocators' segments at exit */
 	int caching_seen;
 	const char *db_path;            /* NULL: none */
 	struct shm_result shm;          /* /dev/shm segments (pipeline_run fills

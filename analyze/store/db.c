@@ -33,6 +33,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "model/cuda-errors.h"
 #include "store/db.h"
 #include "store/db-load.h"
 
@@ -59,14 +60,11 @@ static const char schema[] =
 	"CREATE TABLE notes(trace INTEGER, time_ns INTEGER, tid INTEGER, text TEXT);\n"
 	"CREATE TABLE apis(id INTEGER PRIMARY KEY, name TEXT);\n"
 	"CREATE TABLE kinds(id INTEGER PRIMARY KEY, name TEXT);\n"
+	"CREATE TABLE cuda_errors(code INTEGER, api TEXT, name TEXT, PRIMARY KEY(api, code))"
+	" WITHOUT ROWID;\n"
 	"CREATE TABLE symbols(module TEXT, offset INTEGER, level INTEGER, function TEXT,"
 	" file TEXT, line INTEGER, inlined INTEGER, PRIMARY KEY(module, offset, level))"
 	" WITHOUT ROWID;\n"
-	"CREATE TABLE peaks(trace INTEGER, device INTEGER, host TEXT, time_ns INTEGER,"
-	" reserved INTEGER, allocated INTEGER);\n"
-	"CREATE TABLE stack_frames(trace INTEGER, stack INTEGER, level INTEGER,"
-	" function TEXT, file TEXT, line INTEGER, module TEXT, offset INTEGER,"
-	" PRIMARY KEY(trace, stack, level)) WITHOUT ROWID;\n"
 	"CREATE VIEW ev AS SELECT e.id, e.trace, p.pid, p.rank, e.time_ns, e.tid,"
 	" CASE e.op WHEN 0 THEN 'alloc' ELSE 'free' END AS op, k.name AS kind, e.device,"
 	" a.name AS api, printf('0x%x', e.addr) AS addr, e.bytes, e.result, e.stack,"
@@ -325,6 +323,33 @@ out:
 	return rc;
 }
 
+/* cuda_errors: the name of every CUresult (api 'driver') and cudaError_t
+   (api 'runtime'), so that a query can name events.result. */
+static int load_cuda_errors(struct db *d, char *err, size_t errlen)
+{
+	sqlite3_stmt *st = NULL;
+	int rc = -1;
+
+	if (prep(d, &st, "INSERT INTO cuda_errors VALUES (?1, ?2, ?3)", err, errlen))
+		return -1;
+	for (int runtime = 0; runtime <= 1; runtime++) {
+		size_t n;
+		const struct cuda_error *e = cuda_errors(runtime, &n);
+
+		for (size_t i = 0; i < n; i++) {
+			sqlite3_bind_int64(st, 1, e[i].code);
+			sqlite3_bind_text(st, 2, runtime ? "runtime" : "driver", -1, SQLITE_STATIC);
+			sqlite3_bind_text(st, 3, e[i].name, -1, SQLITE_STATIC);
+			if (step(d, st))
+				goto out;
+		}
+	}
+	rc = 0;
+out:
+	sqlite3_finalize(st);
+	return rc;
+}
+
 static int load_static(struct db *d, const char *const *traces, struct trace **t, int n,
 		       struct stream *s, char *err, size_t errlen)
 {
@@ -517,7 +542,7 @@ struct db *db_open(const char *path, const char *const *traces, struct trace **t
 		 " BEGIN;", err, errlen) || exec(d, schema, err, errlen) ||
 	    write_meta(d, list, err, errlen) || exec(d, "COMMIT; BEGIN;", err, errlen))
 		goto fail;
-	if (load_static(d, traces, t, n, s, err, errlen) ||
+	if (load_static(d, traces, t, n, s, err, errlen) || load_cuda_errors(d, err, errlen) ||
 	    !(d->load = db_load_start(d->h, d->path, closing_sql, err, errlen)))
 		goto fail;
 	free(list);
@@ -548,74 +573,6 @@ int db_finish(struct db *d, char *err, size_t errlen)
 	d->loading = 0;
 	guard_end();
 	return 0;
-}
-
-static void save_stack(struct db *d, sqlite3_stmt *st, struct symbols *sy,
-		       const struct analysis *a, int proc, uint32_t stack)
-{
-	const struct sym_stack *ss = sym_stack(sy, a->s, proc, stack);
-
-	for (int i = 0; ss && i < ss->nframes; i++) {
-		const struct sym_frame *f = &ss->frames[i];
-
-		sqlite3_bind_int(st, 1, proc + 1);
-		sqlite3_bind_int64(st, 2, stack);
-		sqlite3_bind_int(st, 3, i);
-		sqlite3_bind_text(st, 4, f->function, -1, SQLITE_STATIC);
-		sqlite3_bind_text(st, 5, f->file, -1, SQLITE_STATIC);
-		sqlite3_bind_int(st, 6, f->line);
-		sqlite3_bind_text(st, 7, f->module, -1, SQLITE_STATIC);
-		sqlite3_bind_int64(st, 8, (sqlite3_int64)f->offset);
-		sqlite3_step(st);
-		sqlite3_reset(st);
-	}
-	(void)d;
-}
-
-int db_save_results(struct db *d, const struct analysis *a, struct symbols *sy, char *err,
-		    size_t errlen)
-{
-	sqlite3_stmt *st = NULL;
-	int rc = -1;
-
-	if (exec(d, "BEGIN; DELETE FROM peaks; DELETE FROM stack_frames;", err, errlen))
-		return -1;
-	if (prep(d, &st, "INSERT INTO peaks VALUES (?1, ?2, ?3, ?4, ?5, ?6)", err, errlen))
-		goto out;
-	for (int i = 0; i < a->ndevs; i++) {
-		const struct an_dev *v = &a->devs[i];
-		const char *h;
-		size_t hl;
-
-		if (!v->peak.reserved)
-			continue;
-		if (v->proc >= 0)
-			sqlite3_bind_int(st, 1, v->proc + 1);
-		else
-			sqlite3_bind_null(st, 1);
-		sqlite3_bind_int(st, 2, v->dev);
-		an_hostname(a, v->proc >= 0 ? v->proc : a->devs[i].host_proc, &h, &hl);
-		sqlite3_bind_text(st, 3, h, (int)hl, SQLITE_TRANSIENT);
-		sqlite3_bind_int64(st, 4, (sqlite3_int64)v->peak.time);
-		sqlite3_bind_int64(st, 5, (sqlite3_int64)v->peak.reserved);
-		sqlite3_bind_int64(st, 6, (sqlite3_int64)v->peak.allocated);
-		if (step(d, st))
-			goto out;
-	}
-	sqlite3_finalize(st);
-	st = NULL;
-	if (prep(d, &st, "INSERT OR IGNORE INTO stack_frames VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-		 err, errlen))
-		goto out;
-	for (uint32_t i = 0; i < a->nsites; i++)
-		if (a->sites[i].shown)
-			save_stack(d, st, sy, a, a->sites[i].proc, a->sites[i].stack);
-	rc = exec(d, "COMMIT", err, errlen);
-out:
-	sqlite3_finalize(st);
-	if (rc)
-		sqlite3_exec(d->h, "ROLLBACK", NULL, NULL, NULL);
-	return rc;
 }
 
 void db_close(struct db *d)

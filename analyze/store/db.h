@@ -1,6 +1,7 @@
 /*
  * db.h - the SQLite database of a run: schema (docs/schema.md), loading,
- * and the check that lets a report reuse a database loaded before.
+ * the check that lets a report reuse a database loaded before (db.c,
+ * db-load.c), and the run model's tables (db-model.c).
  *
  * Functions return NULL / -1 with a message in err on failure; they never
  * print.
@@ -11,9 +12,10 @@
 #include <sqlite3.h>
 
 #include "model/analysis.h"
+#include "model/report.h"
 #include "model/symbols.h"
 
-#define DB_SCHEMA_VERSION 1
+#define DB_SCHEMA_VERSION 3
 
 struct db;
 
@@ -31,9 +33,8 @@ struct db *db_open(const char *path, const char *const *traces, struct trace **t
 		   struct stream *s, int *fresh, char *err, size_t errlen);
 struct an_sink *db_sink(struct db *d);
 int db_finish(struct db *d, char *err, size_t errlen);
-/* The results a report adds: peaks and the frames of shown stacks. */
-int db_save_results(struct db *d, const struct analysis *a, struct symbols *sy, char *err,
-		    size_t errlen);
+/* The run model's tables (db-model.c), written again by each report. */
+int db_save_model(struct db *d, const struct report *r, char *err, size_t errlen);
 sqlite3 *db_handle(struct db *d);
 void db_close(struct db *d);
 

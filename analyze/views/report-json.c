@@ -118,11 +118,20 @@ static void frames(struct jw *j, const struct sym_stack *st)
 	u64(j, "hidden_frames", st ? (uint64_t)st->hidden : 0);
 }
 
-static void entry(struct jw *j, const struct rep_entry *e, const char *kind)
+/* A site in a list; leak: with the reasons it is a leak candidate. */
+static void entry(struct jw *j, const struct rep_entry *e, int leak)
 {
 	open_(j, NULL, '{');
-	if (kind)
-		cstr(j, "kind", kind);
+	u64(j, "site", e->site->id);
+	if (leak) {
+		open_(j, "reasons", '[');
+		if (e->at_exit)
+			cstr(j, NULL, "live_at_exit");
+		if (e->growing)
+			cstr(j, NULL, "growing");
+		close_(j, ']');
+		boolean(j, "interrupted", e->site->interrupted);
+	}
 	if (e->dev >= 0)
 		i64(j, "device", e->dev);
 	else
@@ -177,7 +186,7 @@ static void device(struct jw *j, const struct report *r, int di)
 	}
 	open_(j, "peak_sites", '[');
 	for (int i = 0; i < r->dev_sites[di].n; i++)
-		entry(j, &r->dev_sites[di].v[i], NULL);
+		entry(j, &r->dev_sites[di].v[i], 0);
 	close_(j, ']');
 	close_(j, '}');
 }
@@ -342,19 +351,17 @@ int report_json(const struct report *r, FILE *f)
 		const struct rep_list *l = &r->dev_sites[r->gdevs[i]];
 
 		for (int k = 0; k < l->n; k++)
-			entry(&j, &l->v[k], NULL);
+			entry(&j, &l->v[k], 0);
 	}
 	close_(&j, ']');
 
 	open_(&j, "leaks", '[');
-	for (int k = 0; k < r->leaks_exit.n; k++)
-		entry(&j, &r->leaks_exit.v[k], "live_at_exit");
-	for (int k = 0; k < r->leaks_growing.n; k++)
-		entry(&j, &r->leaks_growing.v[k], "growing");
+	for (int k = 0; k < r->leaks.n; k++)
+		entry(&j, &r->leaks.v[k], 1);
 	close_(&j, ']');
 	open_(&j, "cache_at_exit", '[');
 	for (int k = 0; k < r->cache_exit.n; k++)
-		entry(&j, &r->cache_exit.v[k], "cache");
+		entry(&j, &r->cache_exit.v[k], 0);
 	close_(&j, ']');
 
 	open_(&j, "fragmentation", '[');
@@ -399,6 +406,7 @@ int report_json(const struct report *r, FILE *f)
 			cstr(&j, "error_name", en);
 		else
 			null(&j, "error_name");
+		cstr(&j, "error_api", fl->runtime ? "runtime" : "driver");
 		u64(&j, "reserved_bytes", fl->reserved);
 		if (fl->has_free_after)
 			u64(&j, "device_free_bytes", fl->free_after);

@@ -226,24 +226,27 @@ static void apis(FILE *f, const struct analysis *a)
 static void leaks(FILE *f, const struct report *r)
 {
 	fputs("\nleak candidates\n", f);
-	if (!r->leaks_exit.n && !r->leaks_growing.n)
+	if (!r->leaks.n)
 		fputs("  none: everything was freed, and no site kept growing\n", f);
-	if (r->leaks_exit.n) {
-		fputs("  live at exit (allocated and never freed):\n", f);
-		for (int i = 0; i < r->leaks_exit.n; i++) {
-			const struct rep_entry *e = &r->leaks_exit.v[i];
-			char dn[32];
+	if (r->leaks.n)
+		fputs("  left live at exit (allocated and never freed), or kept growing through the run:\n",
+		      f);
+	for (int i = 0; i < r->leaks.n; i++) {
+		const struct rep_entry *e = &r->leaks.v[i];
+		char dn[32];
 
-			snprintf(dn, sizeof(dn), e->dev >= 0 ? "dev %d" : "host", e->dev);
-			fprintf(f, "    %-6s", dn);
-			entry(f, r, e, "");
-		}
+		snprintf(dn, sizeof(dn), e->dev >= 0 ? "dev %d" : "host", e->dev);
+		fprintf(f, "    %-6s", dn);
+		entry(f, r, e, "");
+		fprintf(f, "%14s%s%s%s\n", "", e->at_exit ? "left at exit" : "",
+			e->at_exit && e->growing ? ", " : "", e->growing ? "growing" : "");
+		if (e->site->interrupted)
+			fprintf(f, "%14sinterrupted: a process holding it did not exit cleanly "
+				"(killed or crashed), so it may not be a leak\n", "");
 	}
-	if (r->leaks_growing.n) {
-		fputs("  growing (live bytes kept rising through the run):\n", f);
-		for (int i = 0; i < r->leaks_growing.n; i++)
-			entry(f, r, &r->leaks_growing.v[i], "    ");
-	}
+	if (r->leaks.total > r->leaks.n)
+		fprintf(f, "    ... %d more site%s\n", r->leaks.total - r->leaks.n,
+			r->leaks.total - r->leaks.n == 1 ? "" : "s");
 	if (r->cache_exit.n) {
 		fputs("  held by a caching allocator at exit (its cache, not a leak):\n", f);
 		for (int i = 0; i < r->cache_exit.n; i++)
@@ -318,7 +321,7 @@ static void failures(FILE *f, const struct report *r)
 			api ? api : "unknown", SZ(fl->requested), fl->dev);
 		if (a->nprocs > 1)
 			fprintf(f, " in pid %" PRIu32, rep_pid(a, fl->proc));
-		fprintf(f, ": %s (%u)\n", en ? en : "error", fl->error);
+		fprintf(f, ": %s (%u)\n", en ? en : "unknown error", fl->error);
 		fputs("      at ", f);
 		chain(f, sym_stack(r->sy, a->s, fl->proc, fl->stack), 2);
 		fprintf(f, "\n      the process held %s reserved", SZ(fl->reserved));
