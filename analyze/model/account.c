@@ -5,7 +5,7 @@
  * buffers use (allocated). The metric modules (peak.c, leaks.c, frag.c,
  * failures.c) are called at each change.
  *
- * How it works: live allocations sit in one open-addressing hash keyed by
+ * How it works: live allocations sit in the live set (live.c), keyed by
  * (process, name space, address), so memory grows with what is live at
  * once, never with the number of events. Name spaces keep apart what may
  * share a number: pointers (device, managed, pinned host, stream-ordered:
@@ -17,45 +17,21 @@
  *
  * Every change is applied to the process's device (pdev) and to the
  * device of the run it is on (gdev: same host, same index), so several
- * processes sum on wall-clock time. After pass 1 the replay (peak.c) walks
- * the stream again up to each peak to see what was live there; during it
- * the metric calls are off (an->replay).
+ * processes sum on wall-clock time. After pass 1 the replay walks the
+ * stream again up to each peak and has peak.c look at what was live there;
+ * during it the metric calls are off (replay). The pass also keeps the
+ * timeline of every device, the rows every view draws.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "model/analysis.h"
-
-enum ns { NS_PTR, NS_HOSTREG, NS_ARRAY, NS_FOREIGN, NS_PHYS, NS_RESERVE, NS_MAP };
-
-struct an_live {
-	uint64_t addr;
-	uint64_t bytes;
-	uint64_t x1;                /* map: handle; async: pool */
-	uint64_t seq;               /* the allocation's event number */
-	uint32_t site;              /* UINT32_MAX: none */
-	int32_t pdev;               /* index in a->devs, -1 none */
-	uint16_t proc;
-	uint8_t ns, kind;
-	uint8_t used;
-	uint8_t caching;
-	uint32_t refs, maps;        /* VMM handles */
-};
-
-struct pool {
-	uint64_t handle;
-	int proc, pdev;
-	int has_record, destroyed;
-	uint64_t reserved, used, async_live;
-	uint64_t part;              /* what it adds to pool_part now */
-};
+#include "model/live.h"
+#include "model/metrics.h"
 
 struct priv {
-	struct an_live *tab;
-	size_t cap, n;
-	struct pool *pools;
-	size_t npools, cap_pools;
+	struct live_set live;
 	uint32_t *site_tab;         /* site hash: index + 1, 0 empty */
 	size_t site_cap;
 	size_t cap_sites;
@@ -65,143 +41,11 @@ struct priv {
 	uint64_t *sample_reserved;  /* per dev: reserved when its sample came */
 	int *host_of;               /* per proc: host index */
 	uint64_t *remaining;        /* per proc: records not walked yet */
-	uint8_t *released;          /* per proc: its exit gave its memory back */
 	uint64_t records_left;      /* of all procs, not walked yet */
 	int oom;                    /* a timeline or sample could not be kept */
 };
 
 #define PRIV(a) ((struct priv *)(a)->priv)
-
-static uint64_t mix(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdull;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ull;
-	x ^= x >> 33;
-	return x;
-}
-
-static size_t live_slot(const struct priv *p, int proc, int ns, uint64_t addr)
-{
-	return mix(addr ^ ((uint64_t)proc << 48) ^ ((uint64_t)ns << 44)) & (p->cap - 1);
-}
-
-static struct an_live *live_find(struct priv *p, int proc, int ns, uint64_t addr)
-{
-	for (size_t i = live_slot(p, proc, ns, addr);; i = (i + 1) & (p->cap - 1)) {
-		struct an_live *e = &p->tab[i];
-
-		if (!e->used)
-			return NULL;
-		if (e->addr == addr && e->proc == proc && e->ns == ns)
-			return e;
-	}
-}
-
-static int live_grow(struct priv *p)
-{
-	struct an_live *old = p->tab;
-	size_t oldcap = p->cap;
-
-	p->cap = oldcap ? oldcap * 2 : 1024;
-	p->tab = calloc(p->cap, sizeof(*p->tab));
-	if (!p->tab)
-		return -1;
-	for (size_t i = 0; i < oldcap; i++) {
-		if (!old[i].used)
-			continue;
-		size_t j = live_slot(p, old[i].proc, old[i].ns, old[i].addr);
-
-		while (p->tab[j].used)
-			j = (j + 1) & (p->cap - 1);
-		p->tab[j] = old[i];
-	}
-	free(old);
-	return 0;
-}
-
-/* A new entry (an existing one at the same key is replaced: its free was
-   lost). Returns NULL when out of memory. */
-static struct an_live *live_put(struct priv *p, int proc, int ns, uint64_t addr, int *replaced)
-{
-	size_t i;
-
-	*replaced = 0;
-	if ((p->n + 1) * 4 > p->cap * 3 && live_grow(p))
-		return NULL;
-	for (i = live_slot(p, proc, ns, addr); p->tab[i].used; i = (i + 1) & (p->cap - 1)) {
-		if (p->tab[i].addr == addr && p->tab[i].proc == proc && p->tab[i].ns == ns) {
-			*replaced = 1;
-			return &p->tab[i];
-		}
-	}
-	memset(&p->tab[i], 0, sizeof(p->tab[i]));
-	p->tab[i].used = 1;
-	p->tab[i].addr = addr;
-	p->tab[i].proc = (uint16_t)proc;
-	p->tab[i].ns = (uint8_t)ns;
-	p->tab[i].site = UINT32_MAX;
-	p->tab[i].pdev = -1;
-	p->n++;
-	return &p->tab[i];
-}
-
-/* Backward-shift deletion: no tombstones, so lookups stay short. */
-static void live_del(struct priv *p, struct an_live *e)
-{
-	size_t i = (size_t)(e - p->tab), j = i;
-
-	for (;;) {
-		j = (j + 1) & (p->cap - 1);
-		if (!p->tab[j].used)
-			break;
-		size_t k = live_slot(p, p->tab[j].proc, p->tab[j].ns, p->tab[j].addr);
-
-		/* move j to i when its home k is not in (i, j] (cyclically) */
-		if ((j > i && (k <= i || k > j)) || (j < i && (k <= i && k > j))) {
-			p->tab[i] = p->tab[j];
-			i = j;
-		}
-	}
-	p->tab[i].used = 0;
-	p->n--;
-}
-
-void account_each_live(struct analysis *a, an_live_fn fn, void *ctx)
-{
-	struct priv *p = PRIV(a);
-
-	for (size_t i = 0; i < p->cap; i++) {
-		const struct an_live *e = &p->tab[i];
-		struct an_live_view v;
-
-		if (!e->used || p->released[e->proc])
-			continue;
-		v.proc = e->proc;
-		v.kind = e->kind;
-		v.dev = e->pdev;
-		v.addr = e->addr;
-		v.bytes = e->bytes;
-		v.site = e->site;
-		v.x1 = e->x1;
-		fn(ctx, &v);
-	}
-}
-
-void account_each_pool(struct analysis *a, an_pool_fn fn, void *ctx)
-{
-	struct priv *p = PRIV(a);
-
-	for (size_t i = 0; i < p->npools; i++) {
-		const struct pool *q = &p->pools[i];
-		struct an_pool_view v = { q->proc, q->pdev, q->handle, q->reserved, q->used,
-					  q->has_record };
-
-		if (!q->destroyed && q->pdev >= 0 && !p->released[q->proc])
-			fn(ctx, &v);
-	}
-}
 
 void an_hostname(const struct analysis *a, int proc, const char **s, size_t *len)
 {
@@ -374,7 +218,7 @@ static void settle(struct analysis *a, int di, uint64_t t, uint64_t seq, int pro
 	d->allocated = al < r ? al : r;
 	if (PRIV(a)->replay)
 		return;
-	peak_check(a, d, t, seq, proc, api, stack, bytes);
+	peak_check(a, d, t, seq, proc, api, stack, bytes, PRIV(a)->sample_reserved[di]);
 	if (d->proc >= 0) {
 		struct an_proc *pr = &a->procs[d->proc];
 
@@ -420,7 +264,7 @@ static int site_rehash(struct analysis *a)
 		return -1;
 	for (uint32_t i = 0; i < a->nsites; i++) {
 		const struct an_site *s = &a->sites[i];
-		size_t j = mix(site_key(s->proc, s->stack, s->dev, s->host)) & (cap - 1);
+		size_t j = hash_mix(site_key(s->proc, s->stack, s->dev, s->host)) & (cap - 1);
 
 		while (t[j])
 			j = (j + 1) & (cap - 1);
@@ -442,7 +286,7 @@ static uint32_t site_get(struct analysis *a, int proc, uint32_t stack, int dev, 
 
 	if ((a->nsites + 1) * 2 > p->site_cap && site_rehash(a))
 		return UINT32_MAX;
-	for (j = mix(key) & (p->site_cap - 1); p->site_tab[j]; j = (j + 1) & (p->site_cap - 1)) {
+	for (j = hash_mix(key) & (p->site_cap - 1); p->site_tab[j]; j = (j + 1) & (p->site_cap - 1)) {
 		s = &a->sites[p->site_tab[j] - 1];
 		if (site_key(s->proc, s->stack, s->dev, s->host) == key)
 			return p->site_tab[j] - 1;
@@ -498,34 +342,8 @@ static void site_sub(struct analysis *a, uint32_t si, uint64_t bytes)
 
 /* --- pools --------------------------------------------------------------- */
 
-static struct pool *pool_get(struct analysis *a, int proc, uint64_t handle, int pdev)
-{
-	struct priv *p = PRIV(a);
-
-	for (size_t i = p->npools; i-- > 0;)
-		if (p->pools[i].handle == handle && p->pools[i].proc == proc &&
-		    (handle || p->pools[i].pdev == pdev))
-			return &p->pools[i];
-	if (p->npools == p->cap_pools) {
-		size_t c = p->cap_pools ? p->cap_pools * 2 : 16;
-		void *n = realloc(p->pools, c * sizeof(*p->pools));
-
-		if (!n)
-			return NULL;
-		p->pools = n;
-		p->cap_pools = c;
-	}
-	struct pool *q = &p->pools[p->npools++];
-
-	memset(q, 0, sizeof(*q));
-	q->handle = handle;
-	q->proc = proc;
-	q->pdev = pdev;
-	return q;
-}
-
 /* Recomputes what a pool adds to its device's pool_part. */
-static void pool_settle(struct analysis *a, struct pool *q)
+static void pool_settle(struct analysis *a, struct an_pool *q)
 {
 	uint64_t part;
 
@@ -590,7 +408,7 @@ static void end_live(struct ctx *c, struct an_live *e, uint64_t t)
 		pr->foreign_live -= e->bytes;
 		break;
 	case MT_KIND_ASYNC: {
-		struct pool *q = pool_get(a, e->proc, e->x1, pd);
+		struct an_pool *q = pool_get(&PRIV(a)->live, e->proc, e->x1, pd);
 
 		if (pd >= 0)
 			MEM_ADD(a, pd, async_live, -e->bytes);
@@ -610,7 +428,7 @@ static void end_live(struct ctx *c, struct an_live *e, uint64_t t)
 		break;
 	}
 	settle_pdev(a, pd, t, c->rn, c->r->proc, ev->api, ev->stack_id, e->bytes);
-	live_del(PRIV(a), e);
+	live_del(&PRIV(a)->live, e);
 }
 
 static void phys_maybe_release(struct ctx *c, struct an_live *h, uint64_t t)
@@ -636,8 +454,8 @@ static int do_free(struct ctx *c, const struct mt_event *e, unsigned kind, uint6
 	int dev = -1;
 
 	if (kind == MT_KIND_POOL) {
-		for (size_t i = 0; i < p->npools; i++) {
-			struct pool *q = &p->pools[i];
+		for (size_t i = 0; i < p->live.npools; i++) {
+			struct an_pool *q = &p->live.pools[i];
 
 			if (q->handle == e->addr && q->proc == proc && !q->destroyed) {
 				q->destroyed = 1;
@@ -652,8 +470,8 @@ static int do_free(struct ctx *c, const struct mt_event *e, unsigned kind, uint6
 		uint64_t at = e->addr, end = e->addr + (e->bytes ? e->bytes : 1);
 		int found = 0;
 
-		while (at < end && (l = live_find(p, proc, NS_MAP, at))) {
-			struct an_live *h = live_find(p, proc, NS_PHYS, l->x1);
+		while (at < end && (l = live_find(&p->live, proc, NS_MAP, at))) {
+			struct an_live *h = live_find(&p->live, proc, NS_PHYS, l->x1);
 			uint64_t b = l->bytes;
 			int pd = l->pdev;
 
@@ -665,7 +483,7 @@ static int do_free(struct ctx *c, const struct mt_event *e, unsigned kind, uint6
 			bytes += b;
 			if (pd >= 0)
 				MEM_ADD(a, pd, vmm_mapped, -b);
-			live_del(p, l);
+			live_del(&p->live, l);
 			settle_pdev(a, pd, t, c->rn, proc, e->api, e->stack_id, b);
 			if (h) {
 				if (h->maps)
@@ -678,9 +496,9 @@ static int do_free(struct ctx *c, const struct mt_event *e, unsigned kind, uint6
 			a->procs[proc].unknown_frees++;
 		return sink_rec(c, aseq, bytes, dev);
 	}
-	l = live_find(p, proc, ns_of(kind), e->addr);
+	l = live_find(&p->live, proc, ns_of(kind), e->addr);
 	if (!l && ns_of(kind) != NS_PTR)
-		l = live_find(p, proc, NS_PTR, e->addr);
+		l = live_find(&p->live, proc, NS_PTR, e->addr);
 	if (!l) {
 		a->procs[proc].unknown_frees++;
 		return sink_rec(c, 0, 0, -1);
@@ -711,17 +529,17 @@ static int do_alloc(struct ctx *c, const struct mt_event *e, unsigned kind, uint
 	struct an_live *l;
 
 	if (kind == MT_KIND_VMM_RETAIN) {
-		l = live_find(p, proc, NS_PHYS, e->addr);
+		l = live_find(&p->live, proc, NS_PHYS, e->addr);
 		if (l)
 			l->refs++;
 		return sink_rec(c, 0, 0, dev);
 	}
 	if (kind == MT_KIND_POOL) {
-		pool_get(a, proc, e->addr, pdev_of(a, proc, dev));
+		pool_get(&PRIV(a)->live, proc, e->addr, pdev_of(a, proc, dev));
 		return sink_rec(c, 0, 0, dev);
 	}
 	if (kind == MT_KIND_VMM_MAP && x) {
-		struct an_live *h = live_find(p, proc, NS_PHYS, x->x1);
+		struct an_live *h = live_find(&p->live, proc, NS_PHYS, x->x1);
 
 		if (h && h->pdev >= 0)
 			dev = a->devs[h->pdev].dev;
@@ -729,14 +547,14 @@ static int do_alloc(struct ctx *c, const struct mt_event *e, unsigned kind, uint
 	pd = pdev_of(a, proc, dev);
 	if (dev >= 0 && pd < 0)
 		return -1;
-	l = live_put(p, proc, ns_of(kind), e->addr, &replaced);
+	l = live_put(&p->live, proc, ns_of(kind), e->addr, &replaced);
 	if (!l)
 		return -1;
 	if (replaced) {             /* its free was not seen: end it first */
 		if (l->ns == NS_PHYS)
 			l->refs = l->maps = 0;
 		end_live(c, l, t);
-		l = live_put(p, proc, ns_of(kind), e->addr, &replaced);
+		l = live_put(&p->live, proc, ns_of(kind), e->addr, &replaced);
 		if (!l)
 			return -1;
 	}
@@ -776,12 +594,12 @@ static int do_alloc(struct ctx *c, const struct mt_event *e, unsigned kind, uint
 			pr->foreign_peak = pr->foreign_live;
 		break;
 	case MT_KIND_ASYNC: {
-		struct pool *q;
+		struct an_pool *q;
 
 		if (pd < 0)
 			break;
 		l->x1 = x ? x->x2 : 0;
-		q = pool_get(a, proc, l->x1, pd);
+		q = pool_get(&PRIV(a)->live, proc, l->x1, pd);
 		if (!q)
 			return -1;
 		if (q->pdev < 0)
@@ -803,7 +621,7 @@ static int do_alloc(struct ctx *c, const struct mt_event *e, unsigned kind, uint
 		struct an_live *h;
 
 		l->x1 = x ? x->x1 : 0;
-		h = live_find(p, proc, NS_PHYS, l->x1);
+		h = live_find(&p->live, proc, NS_PHYS, l->x1);
 		if (h)
 			h->maps++;
 		if (pd >= 0)
@@ -909,7 +727,7 @@ static int do_record(struct ctx *c)
 	case MT_REC_POOL: {
 		const struct mt_pool *m = r->rec.p;
 		int pd = pdev_of(a, r->proc, m->h.b);
-		struct pool *q = pool_get(a, r->proc, m->pool, pd);
+		struct an_pool *q = pool_get(&PRIV(a)->live, r->proc, m->pool, pd);
 
 		if (!q)
 			return -1;
@@ -944,12 +762,6 @@ static int do_record(struct ctx *c)
 	return c->sink && !PRIV(a)->replay ? c->sink->record(c->sink->ctx, r, 0, 0, 0, -1) : 0;
 }
 
-/* The sample's reserved for peak.c: reserved when d's latest sample came. */
-uint64_t account_sample_reserved(struct analysis *a, const struct an_dev *d)
-{
-	return PRIV(a)->sample_reserved[d - a->devs];
-}
-
 /*
  * A process ended (its last record). When records of other processes
  * follow, the driver has taken back what it still held, so its share
@@ -964,7 +776,7 @@ static void proc_exit(struct analysis *a, int proc, uint64_t t, uint64_t seq)
 	flush_samples(a, proc);
 	if (!PRIV(a)->records_left)
 		return;
-	PRIV(a)->released[proc] = 1;
+	PRIV(a)->live.released[proc] = 1;
 	for (int k = 0; k < AN_MAX_DEV; k++) {
 		int pd = pr->pdev[k];
 		struct an_dev *g;
@@ -986,8 +798,8 @@ static void proc_exit(struct analysis *a, int proc, uint64_t t, uint64_t seq)
 
 /* One walk: pass 1 when replay is 0; with replay, stops after the record
    numbered stop (from 1) and calls at(rn) after every record. */
-int account_walk(struct analysis *a, struct an_sink *sink, uint64_t stop,
-		 int (*at)(struct analysis *, uint64_t seq))
+static int walk(struct analysis *a, struct an_sink *sink, uint64_t stop,
+		int (*at)(struct analysis *, uint64_t seq))
 {
 	struct srec r;
 	struct ctx c = { a, &r, 0, 0, sink };
@@ -997,7 +809,7 @@ int account_walk(struct analysis *a, struct an_sink *sink, uint64_t stop,
 	for (int i = 0; i < a->nprocs; i++) {
 		PRIV(a)->remaining[i] = trace_stats(stream_proc(a->s, i)->t)->records;
 		PRIV(a)->records_left += PRIV(a)->remaining[i];
-		PRIV(a)->released[i] = 0;
+		PRIV(a)->live.released[i] = 0;
 	}
 	stream_rewind(a->s);
 	while (stream_next(a->s, &r)) {
@@ -1019,18 +831,74 @@ int account_walk(struct analysis *a, struct an_sink *sink, uint64_t stop,
 }
 
 /* Clears the live state for the replay (sites and peaks stay). */
-void account_reset(struct analysis *a, int replay)
+static void reset_for_replay(struct analysis *a)
 {
 	struct priv *p = PRIV(a);
 
-	memset(p->tab, 0, p->cap * sizeof(*p->tab));
-	p->n = 0;
-	p->npools = 0;
-	p->replay = replay;
+	live_reset(&p->live);
+	p->replay = 1;
 	for (int i = 0; i < a->ndevs; i++) {
 		memset(&a->devs[i].m, 0, sizeof(a->devs[i].m));
 		a->devs[i].reserved = a->devs[i].allocated = 0;
 	}
+}
+
+/* --- the replay to the peaks --------------------------------------------- */
+
+struct stop { uint64_t seq; int dev; };
+
+static struct stop *stops;
+static size_t nstops, next_stop;
+
+static int cmp_stop(const void *x, const void *y)
+{
+	const struct stop *a = x, *b = y;
+
+	return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+static int at_stop(struct analysis *a, uint64_t rn)
+{
+	for (; next_stop < nstops && stops[next_stop].seq == rn; next_stop++)
+		if (peak_snapshot(a, stops[next_stop].dev))
+			return -1;
+	return 0;
+}
+
+/*
+ * Walks the records again up to the last peak and has peak.c look at the
+ * live set when each device's peak is reached. The metrics are off meanwhile
+ * (replay), and per-process counters keep the values of pass 1.
+ */
+static int replay_to_peaks(struct analysis *a)
+{
+	struct an_proc *saved = malloc((size_t)(a->nprocs ? a->nprocs : 1) * sizeof(*saved));
+	int rc = -1;
+
+	stops = calloc((size_t)a->ndevs + 1, sizeof(*stops));
+	nstops = next_stop = 0;
+	if (!saved || !stops)
+		goto out;
+	memcpy(saved, a->procs, (size_t)a->nprocs * sizeof(*saved));
+	for (int i = 0; i < a->ndevs; i++) {
+		if (a->devs[i].peak.reserved && a->devs[i].peak.seq) {
+			stops[nstops].seq = a->devs[i].peak.seq;
+			stops[nstops].dev = i;
+			nstops++;
+		}
+	}
+	qsort(stops, nstops, sizeof(*stops), cmp_stop);
+	rc = 0;
+	if (nstops) {
+		reset_for_replay(a);
+		rc = walk(a, NULL, stops[nstops - 1].seq, at_stop);
+	}
+	memcpy(a->procs, saved, (size_t)a->nprocs * sizeof(*saved));
+out:
+	free(saved);
+	free(stops);
+	stops = NULL;
+	return rc;
 }
 
 struct analysis *analysis_run(struct stream *s, struct an_sink *sink, an_caching_fn caching,
@@ -1038,20 +906,20 @@ struct analysis *analysis_run(struct stream *s, struct an_sink *sink, an_caching
 {
 	struct analysis *a = calloc(1, sizeof(*a));
 	struct priv *p = calloc(1, sizeof(*p));
-	struct an_proc *saved;
 	int n = stream_nprocs(s);
 
 	if (!a || !p)
 		goto nomem;
 	a->priv = p;
+	a->live = &p->live;
 	a->s = s;
 	a->nprocs = n;
 	a->duration = stream_duration(s);
 	a->procs = calloc((size_t)(n ? n : 1), sizeof(*a->procs));
 	p->host_of = calloc((size_t)(n ? n : 1), sizeof(int));
 	p->remaining = calloc((size_t)(n ? n : 1), sizeof(uint64_t));
-	p->released = calloc((size_t)(n ? n : 1), 1);
-	if (!a->procs || !p->host_of || !p->remaining || !p->released || live_grow(p))
+	p->live.released = calloc((size_t)(n ? n : 1), 1);
+	if (!a->procs || !p->host_of || !p->remaining || !p->live.released || live_grow(&p->live))
 		goto nomem;
 	frag_reset();
 	p->caching = caching;
@@ -1077,7 +945,7 @@ struct analysis *analysis_run(struct stream *s, struct an_sink *sink, an_caching
 		if (p->host_of[i] == a->nhosts)
 			a->nhosts++;
 	}
-	if (account_walk(a, sink, 0, NULL) || (sink && sink->end && sink->end(sink->ctx))) {
+	if (walk(a, sink, 0, NULL) || (sink && sink->end && sink->end(sink->ctx))) {
 		if (!sink || !sink->errmsg)
 			goto fail;
 		snprintf(err, errlen, "%s", sink->errmsg);
@@ -1090,7 +958,7 @@ struct analysis *analysis_run(struct stream *s, struct an_sink *sink, an_caching
 		timeline_end(a, d);
 		if (d->proc >= 0) {
 			d->left_at_exit = d->reserved;
-			d->live_at_end = p->released[d->proc] ? 0 : d->reserved;
+			d->live_at_end = p->live.released[d->proc] ? 0 : d->reserved;
 			a->devs[d->gdev].left_at_exit += d->reserved;
 		} else {
 			d->live_at_end = d->reserved;
@@ -1098,18 +966,8 @@ struct analysis *analysis_run(struct stream *s, struct an_sink *sink, an_caching
 	}
 	if (p->oom)
 		goto nomem;
-	/* the replay walks the same records again: per-process counters
-	   (host memory, unknown frees) must keep the values of pass 1 */
-	saved = malloc((size_t)(n ? n : 1) * sizeof(*saved));
-	if (!saved)
+	if (replay_to_peaks(a))
 		goto nomem;
-	memcpy(saved, a->procs, (size_t)n * sizeof(*saved));
-	if (peak_replay(a, err, errlen)) {
-		free(saved);
-		goto failed;
-	}
-	memcpy(a->procs, saved, (size_t)n * sizeof(*saved));
-	free(saved);
 	return a;
 nomem:
 	errno = ENOMEM;
@@ -1130,13 +988,12 @@ void analysis_free(struct analysis *a)
 		return;
 	p = a->priv;
 	if (p) {
-		free(p->tab);
-		free(p->pools);
+		live_free(&p->live);
 		free(p->site_tab);
 		free(p->sample_reserved);
 		free(p->host_of);
 		free(p->remaining);
-		free(p->released);
+		free(p->live.released);
 		free(p);
 	}
 	for (int i = 0; i < a->ndevs; i++) {

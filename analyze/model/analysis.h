@@ -1,7 +1,12 @@
 /*
  * analysis.h - what the analysis of a run computes, and the pass that
- * computes it (account.c), with the metric modules it feeds: peak.c,
- * leaks.c, frag.c, failures.c. docs/analysis.md defines every number.
+ * computes it (account.c), with the metric modules it feeds (metrics.h:
+ * peak.c, leaks.c, frag.c, failures.c) over the live set (live.h).
+ * docs/analysis.md defines every number and says where it is computed.
+ *
+ * The modules depend one way: account.c calls the metrics and keeps the
+ * live set; the metrics read the live set; nothing calls back into
+ * account.c.
  *
  * Naming: a "pdev" is one device as one process sees it; a "gdev" is one
  * physical device of the run (host name + device index), the sum of the
@@ -195,7 +200,8 @@ struct analysis {
 	uint64_t failures_total;
 	struct an_oomsig *oomsigs;
 	uint32_t noomsigs;
-	/* private to account.c and the metric modules */
+	struct live_set *live;      /* what is live now (live.h), for the metrics */
+	/* private to account.c */
 	void *priv;
 };
 
@@ -230,59 +236,5 @@ void analysis_free(struct analysis *a);
 
 /* Host name of a process ("" when unknown), for gdev grouping. */
 void an_hostname(const struct analysis *a, int proc, const char **p, size_t *len);
-
-/* --- the metric modules, called by account.c ---------------------------- */
-struct an_live;                 /* a live allocation (account.c) */
-
-/* peak.c */
-void peak_check(struct analysis *a, struct an_dev *d, uint64_t t, uint64_t seq, int proc,
-		uint16_t api, uint32_t stack, uint64_t bytes);
-void peak_sample(struct an_dev *d, uint64_t t);
-/* Replays the stream to each peak and snapshots what is live there. */
-int peak_replay(struct analysis *a, char *err, size_t errlen);
-
-/* leaks.c */
-void leaks_on_grow(struct an_site *site, uint64_t t);
-/* 1 when the site passes the growth test of docs/analysis.md */
-int leaks_is_growing(const struct analysis *a, const struct an_site *site);
-
-/* frag.c */
-void frag_advance(struct an_dev *d, uint64_t t);
-void frag_hist_add(struct an_dev *d, uint64_t bytes);
-void frag_oom_failed(struct analysis *a, int proc, uint32_t tid, int dev, uint64_t bytes,
-		     uint16_t result, uint64_t t);
-void frag_reset(void);
-void frag_oom_free(struct analysis *a, int proc, uint32_t tid, uint64_t bytes);
-void frag_oom_alloc(struct analysis *a, int proc, uint32_t tid, uint64_t bytes, uint16_t result,
-		    uint64_t t);
-/* pools and reservations: free extents, from the live set at a peak */
-int frag_extents(struct analysis *a, struct an_dev *d);
-int frag_bucket(uint64_t bytes);
-
-/* failures.c */
-int failures_add(struct analysis *a, uint64_t t, int proc, uint32_t tid, const struct mt_event *e,
-		 int dev, const struct an_dev *pd);
-void failures_sample(struct analysis *a, int proc, int dev, uint64_t free_bytes);
-
-/* account.c, for the modules */
-int account_walk(struct analysis *a, struct an_sink *sink, uint64_t stop,
-		 int (*at)(struct analysis *, uint64_t seq));
-void account_reset(struct analysis *a, int replay);
-uint64_t account_sample_reserved(struct analysis *a, const struct an_dev *d);
-/* iterate live allocations; v.dev is the pdev index */
-struct an_live_view {
-	int proc;
-	uint8_t kind;               /* MT_KIND_* */
-	int dev;
-	uint64_t addr, bytes;
-	uint32_t site;              /* UINT32_MAX: none */
-	uint64_t x1;                /* map: handle; async: pool */
-};
-typedef void (*an_live_fn)(void *ctx, const struct an_live_view *v);
-void account_each_live(struct analysis *a, an_live_fn fn, void *ctx);
-/* pools of a process on a device: reserved/used by handle */
-struct an_pool_view { int proc; int dev; uint64_t pool, reserved, used; int has_record; };
-typedef void (*an_pool_fn)(void *ctx, const struct an_pool_view *v);
-void account_each_pool(struct analysis *a, an_pool_fn fn, void *ctx);
 
 #endif

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/analysis.h"
+#include "model/metrics.h"
 
 int failures_add(struct analysis *a, uint64_t t, int proc, uint32_t tid, const struct mt_event *e,
 		 int dev, const struct an_dev *pd)

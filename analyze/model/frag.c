@@ -20,7 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/analysis.h"
+#include "model/live.h"
+#include "model/metrics.h"
 
 void frag_advance(struct an_dev *d, uint64_t t)
 {
@@ -273,7 +274,7 @@ int frag_extents(struct analysis *a, struct an_dev *d)
 	c.a = a;
 	c.d = d;
 	c.di = (int)(d - a->devs);
-	account_each_live(a, each_live, &c);
+	live_each(a->live, each_live, &c);
 	if (c.oom)
 		rc = -1;
 	if (c.nmaps)
@@ -312,7 +313,7 @@ int frag_extents(struct analysis *a, struct an_dev *d)
 			rc = -1;
 	}
 	if (!rc) {
-		account_each_pool(a, each_pool, &ps);
+		live_each_pool(a->live, each_pool, &ps);
 		rc = ps.fail ? -1 : 0;
 	}
 	free(c.maps);

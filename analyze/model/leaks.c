@@ -12,7 +12,7 @@
  * leak. A site that allocates and frees in a loop sets its maximum once;
  * one that only allocates sets it at every allocation.
  */
-#include "model/analysis.h"
+#include "model/metrics.h"
 
 void leaks_on_grow(struct an_site *s, uint64_t t)
 {

@@ -5,19 +5,20 @@
  * a device's peak is the first moment its reserved reaches its maximum, and
  * the event that caused it is kept ("the call that set it"). What was live
  * at that moment is not copied at every new maximum (a run that only grows
- * would copy its live set at each allocation); instead peak_replay() walks
- * the stream a second time, stops at each peak's event number and groups
- * the live allocations by site there. The memory sample of a peak is the
+ * would copy its live set at each allocation); instead the pass walks the
+ * stream a second time (account.c, replay) and calls peak_snapshot() at
+ * each peak's record, which groups the live allocations by site there. The memory sample of a peak is the
  * first cuMemGetInfo after it if reserved has not changed in between (it
  * then describes the peak exactly), otherwise the latest one before it.
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/analysis.h"
+#include "model/live.h"
+#include "model/metrics.h"
 
 void peak_check(struct analysis *a, struct an_dev *d, uint64_t t, uint64_t seq, int proc,
-		uint16_t api, uint32_t stack, uint64_t bytes)
+		uint16_t api, uint32_t stack, uint64_t bytes, uint64_t sample_reserved)
 {
 	struct an_peak *pk = &d->peak;
 
@@ -39,7 +40,7 @@ void peak_check(struct analysis *a, struct an_dev *d, uint64_t t, uint64_t seq, 
 	if (d->has_sample) {
 		pk->used = d->sample_used;
 		pk->sample_time = d->sample_time;
-		pk->untraced = (int64_t)(d->sample_used - account_sample_reserved(a, d));
+		pk->untraced = (int64_t)(d->sample_used - sample_reserved);
 	}
 }
 
@@ -58,25 +59,12 @@ void peak_sample(struct an_dev *d, uint64_t t)
 	}
 }
 
-struct stop { uint64_t seq; int dev; };
-
-struct replay {
-	struct stop *stops;
-	size_t n, next;
-	uint64_t *bytes, *count;
-	struct an_dev *d;
+struct snap {
+	uint64_t *bytes, *count;    /* per an_site */
+	const struct analysis *a;
+	const struct an_dev *d;
 	int di;
-	struct analysis *a;
 };
-
-static struct replay R;
-
-static int cmp_stop(const void *x, const void *y)
-{
-	const struct stop *a = x, *b = y;
-
-	return a->seq < b->seq ? -1 : a->seq > b->seq;
-}
 
 static int cmp_sb(const void *x, const void *y)
 {
@@ -95,7 +83,7 @@ static int counts_at_peak(uint8_t kind)
 
 static void each(void *ctx, const struct an_live_view *v)
 {
-	struct replay *r = ctx;
+	struct snap *r = ctx;
 	int match;
 
 	if (v->dev < 0 || v->site == UINT32_MAX || !counts_at_peak(v->kind))
@@ -107,21 +95,22 @@ static void each(void *ctx, const struct an_live_view *v)
 	r->count[v->site]++;
 }
 
-static int snapshot(struct analysis *a, int di)
+int peak_snapshot(struct analysis *a, int di)
 {
 	struct an_dev *d = &a->devs[di];
+	struct snap R = { calloc((size_t)a->nsites + 1, sizeof(uint64_t)),
+			  calloc((size_t)a->nsites + 1, sizeof(uint64_t)), a, d, di };
 	uint32_t n = 0;
+	int rc = -1;
 
-	memset(R.bytes, 0, a->nsites * sizeof(uint64_t));
-	memset(R.count, 0, a->nsites * sizeof(uint64_t));
-	R.d = d;
-	R.di = di;
-	account_each_live(a, each, &R);
+	if (!R.bytes || !R.count)
+		goto out;
+	live_each(a->live, each, &R);
 	for (uint32_t i = 0; i < a->nsites; i++)
 		n += R.bytes[i] != 0;
 	d->peak_sites = calloc(n ? n : 1, sizeof(*d->peak_sites));
 	if (!d->peak_sites)
-		return -1;
+		goto out;
 	for (uint32_t i = 0; i < a->nsites; i++) {
 		if (!R.bytes[i])
 			continue;
@@ -132,49 +121,9 @@ static int snapshot(struct analysis *a, int di)
 	}
 	qsort(d->peak_sites, d->npeak_sites, sizeof(*d->peak_sites), cmp_sb);
 	d->snap_done = 1;
-	return frag_extents(a, d);
-}
-
-static int at(struct analysis *a, uint64_t seq)
-{
-	while (R.next < R.n && R.stops[R.next].seq == seq) {
-		if (snapshot(a, R.stops[R.next].dev))
-			return -1;
-		R.next++;
-	}
-	return 0;
-}
-
-int peak_replay(struct analysis *a, char *err, size_t errlen)
-{
-	int rc = -1;
-
-	memset(&R, 0, sizeof(R));
-	R.a = a;
-	R.stops = calloc((size_t)a->ndevs + 1, sizeof(*R.stops));
-	R.bytes = calloc((size_t)a->nsites + 1, sizeof(uint64_t));
-	R.count = calloc((size_t)a->nsites + 1, sizeof(uint64_t));
-	if (!R.stops || !R.bytes || !R.count)
-		goto out;
-	for (int i = 0; i < a->ndevs; i++) {
-		if (a->devs[i].peak.reserved && a->devs[i].peak.seq) {
-			R.stops[R.n].seq = a->devs[i].peak.seq;
-			R.stops[R.n].dev = i;
-			R.n++;
-		}
-	}
-	qsort(R.stops, R.n, sizeof(*R.stops), cmp_stop);
-	rc = 0;
-	if (R.n) {
-		account_reset(a, 1);
-		rc = account_walk(a, NULL, R.stops[R.n - 1].seq, at);
-	}
+	rc = frag_extents(a, d);
 out:
-	if (rc)
-		snprintf(err, errlen, "out of memory");
-	free(R.stops);
 	free(R.bytes);
 	free(R.count);
-	memset(&R, 0, sizeof(R));
 	return rc;
 }

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/metrics.h"
 #include "model/sites.h"
 
 static size_t frames_key(const struct sym_stack *st, char *buf, size_t len)

@@ -9,7 +9,7 @@
 #define _GNU_SOURCE
 #include <stdlib.h>
 
-#include "model/analysis.h"
+#include "model/metrics.h"
 #include "testhelp.h"
 
 #define SLAB 4096
