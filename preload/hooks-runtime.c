@@ -6,9 +6,11 @@
  * thread's label, and the driver wrappers reached inside record the bytes
  * under that name, so a cudaMalloc is one event called cudaMalloc. When the
  * call returns and no driver event was recorded inside it (the runtime
- * reached the driver by a path memtrace could not wrap), the event is
- * recorded here, at the runtime level, with the cudaError_t result
- * (MT_KIND_RUNTIME). Nested runtime calls keep the outer label.
+ * reached the driver by a path memtrace could not wrap), or it failed after
+ * a driver call inside failed (the recorder leaves that one to us), the
+ * event is recorded here, at the runtime level, with the cudaError_t result
+ * (MT_KIND_RUNTIME): the code the program got. Nested runtime calls keep
+ * the outer label.
  */
 #include <cuda.h>
 #include <cuda_runtime_api.h>
@@ -31,23 +33,25 @@ static int label_begin(struct mt_thread *t, int api)
 		return 0;
 	t->label = (uint16_t)api;
 	t->label_events = 0;
+	t->label_failed = 0;
 	return 1;
 }
 
-/* End it: 1 when the event must be recorded here (nothing was inside). */
-static int label_end(struct mt_thread *t, int owner)
+/* End it: 1 when the event must be recorded here (nothing was inside, or
+   the call failed as a driver call inside did). */
+static int label_end(struct mt_thread *t, int owner, int failed)
 {
 	if (!owner)
 		return 0;
 	t->label = 0;
-	return t->label_events == 0;
+	return t->label_events == 0 || (failed && t->label_failed);
 }
 
 #define RT_ALLOC(v, kind, device_expr, addr_expr, bytes_expr, ...) do { \
 	struct mt_thread *t = mt_thread(); \
 	int owner = label_begin(t, MT_API_##v); \
 	cudaError_t r = CALL(v, __VA_ARGS__); \
-	if (label_end(t, owner)) \
+	if (label_end(t, owner, r != cudaSuccess)) \
 		mt_event(t, MT_REC_ALLOC, (kind) | MT_KIND_RUNTIME, device_expr, MT_API_##v, mt_now(), \
 			 r == cudaSuccess ? (uint64_t)(uintptr_t)(addr_expr) : 0, (uint64_t)(bytes_expr), r, NULL); \
 	return r; \
@@ -58,7 +62,7 @@ static int label_end(struct mt_thread *t, int owner)
 	int owner = label_begin(t, MT_API_##v); \
 	uint64_t t0 = t ? mt_now() : 0; \
 	cudaError_t r = CALL(v, __VA_ARGS__); \
-	if (label_end(t, owner) && (addr_expr)) \
+	if (label_end(t, owner, r != cudaSuccess) && (addr_expr)) \
 		mt_event(t, MT_REC_FREE, (kind) | MT_KIND_RUNTIME, -1, MT_API_##v, t0, \
 			 (uint64_t)(uintptr_t)(addr_expr), 0, r, NULL); \
 	return r; \
@@ -70,7 +74,7 @@ static int label_end(struct mt_thread *t, int owner)
 	struct mt_thread *t = mt_thread(); \
 	int owner = label_begin(t, MT_API_##v); \
 	cudaError_t r = CALL(v, __VA_ARGS__); \
-	label_end(t, owner); \
+	label_end(t, owner, 0); \
 	return r; \
 } while (0)
 

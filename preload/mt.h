@@ -46,6 +46,7 @@ struct mt_thread {
 	uint16_t label;         /* outermost runtime API in progress, 0: none */
 	uint8_t in_driver;      /* inside a driver wrapper: pass nested calls */
 	uint8_t label_events;   /* events recorded under the current label */
+	uint8_t label_failed;   /* a failed call under it, left to the label */
 	char *slab_pos, *slab_end;
 	uint64_t time_base;
 };

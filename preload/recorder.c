@@ -14,6 +14,8 @@
  * events recorded inside carry the label as their API, so one cudaMalloc is
  * one event. A runtime call that returns without any driver event inside
  * (a driver the wrappers could not reach) is recorded at the runtime level.
+ * So is a failed driver call inside a runtime call: the event then carries
+ * the cudaError_t the program got, not the driver's CUresult.
  *
  * Threading: everything per thread lives in initial-exec TLS. Shared state
  * is the writer's (slab claims are atomic), the stack table (lock-free), a
@@ -176,6 +178,10 @@ void mt_event(struct mt_thread *t, int type, int kind, int device, int api,
 	size_t size = x ? sizeof(struct mt_event_ex) : sizeof(struct mt_event);
 	uint32_t delta;
 
+	if (MT_UNLIKELY(t->label && result != 0)) {
+		t->label_failed = 1;        /* the runtime wrapper records it */
+		return;
+	}
 	if (MT_UNLIKELY(!mt_writer_ready(t, time)))
 		return;
 	uint32_t stack = mt_stack_capture(t);

@@ -32,10 +32,10 @@ alloc $S 0
 alloc $S 0
 alloc $S 0
 alloc $S 0
-alloc $R 2
+alloc $R 2(runtime)
 meminfo free 0
 free $S
-alloc $R 2
+alloc $R 2(runtime)
 meminfo free $((20 * MiB))
 free $S
 free $S
@@ -89,7 +89,7 @@ DEV_FIGS='" ".join(str(d[0][k]) for k in ("peak_reserved_bytes", "peak_allocated
 B_=$(((81920 - 300 - 104) * MiB))
 expect_eq "$(rj '"%d %d" % (r["events"]["total"], r["events"]["failed"])')" "16 2" "report: events"
 expect_eq "$(rj '[(f["api"], f["requested_bytes"], f["error_name"], f["reserved_bytes"], f["device_free_bytes"]) for f in r["failures"]]')" \
-	"[('cudaMalloc', $((30 * MiB)), 'CUDA_ERROR_OUT_OF_MEMORY', $((B_ + 100 * MiB)), $((4 * MiB))), ('cudaMalloc', $((30 * MiB)), 'CUDA_ERROR_OUT_OF_MEMORY', $((B_ + 80 * MiB)), $((24 * MiB)))]" \
+	"[('cudaMalloc', $((30 * MiB)), 'cudaErrorMemoryAllocation', $((B_ + 100 * MiB)), $((4 * MiB))), ('cudaMalloc', $((30 * MiB)), 'cudaErrorMemoryAllocation', $((B_ + 80 * MiB)), $((24 * MiB)))]" \
 	"report: failures with a ballast"
 
 # The run of samples/README.md, on a 400 MiB device.
@@ -102,7 +102,7 @@ expect_eq "$(rj '"%d %d %s" % (r["events"]["total"], r["events"]["failed"], sort
 expect_eq "$(rj "$DEV_FIGS")" "$((100 * MiB)) $((100 * MiB)) 0 0 $((300 * MiB))" \
 	"report: peak reserved, allocated, cached, live at exit, untraced"
 expect_eq "$(rj '[(f["api"], f["requested_bytes"], f["error_name"], f["reserved_bytes"], f["device_free_bytes"], f["frames"][0]["function"]) for f in r["failures"]]')" \
-	"[('cudaMalloc', $((30 * MiB)), 'CUDA_ERROR_OUT_OF_MEMORY', $((100 * MiB)), 0, 'segment_new'), ('cudaMalloc', $((30 * MiB)), 'CUDA_ERROR_OUT_OF_MEMORY', $((80 * MiB)), $((20 * MiB)), 'segment_new')]" \
+	"[('cudaMalloc', $((30 * MiB)), 'cudaErrorMemoryAllocation', $((100 * MiB)), 0, 'segment_new'), ('cudaMalloc', $((30 * MiB)), 'cudaErrorMemoryAllocation', $((80 * MiB)), $((20 * MiB)), 'segment_new')]" \
 	"report: failures"
 expect_eq "$(rj '[(o["requested_bytes"], o["frees"], o["freed_bytes"], o["retry_bytes"], o["retry_result"]) for o in r["oom_retries"]]')" \
 	"[($((30 * MiB)), 1, $((20 * MiB)), $((30 * MiB)), 2), ($((30 * MiB)), 4, $((80 * MiB)), $((30 * MiB)), 0)]" \
