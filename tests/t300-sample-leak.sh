@@ -46,3 +46,11 @@ expect_eq "$(rj "$DEV_FIGS")" "$((112 * MiB)) $((112 * MiB)) 0 $((20 * MiB)) $((
 	"report: peak reserved, allocated, cached, live at exit, untraced"
 expect_eq "$(rj '[(l["reasons"], l["bytes"], l["count"], l["frames"][0]["function"]) for l in r["leaks"]]')" \
 	"[(['live_at_exit', 'growing'], $((20 * MiB)), 10, 'keep_loss')]" "report: leak candidates (one site, both reasons)"
+# device used is a sample: the report says when it was taken (the only
+# cuMemGetInfo of this run, at the first cudaMalloc), in JSON and in text
+sample_t=$(awk '$1 == "meminfo" { sub(/time=\+/, "", $2); print $2; exit }' "$T/dump")
+expect_eq "$(rj 'd[0]["device_used_sample_time_ns"]')" "$sample_t" "report: when device used was sampled"
+"$MEMTRACE" report --no-db "$T/trace.bin" >"$T/report.txt" || fail "report failed"
+ago=$(rj '"%.1f ms" % ((d[0]["peak_reserved_time_ns"] - d[0]["device_used_sample_time_ns"]) / 1e6)')
+expect_eq "$(grep -c "^  device used 332 MiB of 80.0 GiB (sampled $ago before the peak): 300 MiB untraced" "$T/report.txt")" 1 \
+	"report: the sample's age beside device used"
