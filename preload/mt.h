@@ -123,7 +123,9 @@ static inline void mt_writer_commit(void *record, struct mt_head head)
 	__atomic_store_n((uint32_t *)record, word, __ATOMIC_RELEASE);
 }
 void mt_writer_fork_child(void);
-void mt_writer_close(void);
+/* The end of the process: nothing is recorded after this; how > 0 (enum
+   mt_exit_how) writes the exit record as the last record, from t. */
+void mt_writer_close(struct mt_thread *t, int how, int status);
 uint32_t mt_writer_epoch(void);
 
 /* stacks.c: the id of the caller's backtrace, 0 when depth is 0. */

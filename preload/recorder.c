@@ -17,6 +17,15 @@
  * So is a failed driver call inside a runtime call: the event then carries
  * the cudaError_t the program got, not the driver's CUresult.
  *
+ * Exit: the trace's last record says how the process ended (MT_REC_EXIT).
+ * exit() and a return from main reach an on_exit() handler registered by
+ * the constructor, which runs before any other library's constructor can
+ * register one and before the C library registers the destructors' runner:
+ * so it runs last, after every atexit handler and destructor, and sees the
+ * status. _exit() and _Exit() are wrapped (exit() reaches the kernel
+ * through the C library's own _exit, not these). No signal handler is
+ * installed: a killed process simply has no exit record.
+ *
  * Threading: everything per thread lives in initial-exec TLS. Shared state
  * is the writer's (slab claims are atomic), the stack table (lock-free), a
  * small pool table (a mutex, only on stream-ordered calls), and per-device
@@ -24,6 +33,7 @@
  */
 #define _GNU_SOURCE
 #include <cuda.h>
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -443,15 +453,55 @@ static void atfork_child(void)
 		traced = 0;
 }
 
+static int exit_handler_set;               /* on_exit() took mt_exited */
+static void (*real_exit_fn)(int);          /* the C library's _exit */
+
+static void mt_exited(int status, void *arg)
+{
+	(void)arg;
+	if (traced)
+		mt_writer_close(&thread_state, MT_EXIT_EXIT, status);
+}
+
+/* _exit and _Exit: the record, then the real call (the system call itself
+   when it could not be found: _exit must not return). */
+static __attribute__((noreturn)) void exit_now(int status)
+{
+	if (traced)
+		mt_writer_close(&thread_state, MT_EXIT__EXIT, status);
+	if (real_exit_fn)
+		real_exit_fn(status);
+	for (;;)
+		syscall(SYS_exit_group, status);
+}
+
+MT_EXPORT void _exit(int status)
+{
+	exit_now(status);
+}
+
+MT_EXPORT void _Exit(int status)
+{
+	exit_now(status);
+}
+
 __attribute__((constructor)) static void mt_start(void)
 {
 	mt_config_load();
 	mt_real_init();
 	traced = mt_config.follow || !mt_config.root_pid || mt_config.root_pid == getpid();
 	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+	/* Looked up now: _exit may be called from a signal handler, where
+	   dlsym is not safe. */
+	if (mt_real_dlsym)
+		real_exit_fn = (void (*)(int))mt_real_dlsym(RTLD_NEXT, "_exit");
+	exit_handler_set = on_exit(mt_exited, NULL) == 0;
 }
 
+/* Destructors run before mt_exited, which closes the trace; without it
+   (on_exit failed) the trace is closed here, with no exit record. */
 __attribute__((destructor)) static void mt_stop(void)
 {
-	mt_writer_close();
+	if (!exit_handler_set)
+		mt_writer_close(&thread_state, 0, 0);
 }

@@ -20,7 +20,17 @@
  * under the name docs/environment.md gives. fork(): the child drops the
  * parent's mappings and descriptor and bumps the epoch, so every thread
  * state of the parent's file is stale; the child creates its own file on its
- * first record. At exit the unused tail of the file is cut off.
+ * first record.
+ *
+ * The end: mt_writer_close() stops every thread from starting a record,
+ * writes the exit record (the last one, so no other thread's record can
+ * follow it in time), and cuts the unused tail of the file. It is reached
+ * from the last exit handler and from _exit(), maybe inside a signal handler
+ * that interrupted this very thread in the writer: so it gives up rather
+ * than wait for the lock this thread holds, and puts the exit record in a
+ * fresh slab when the thread's own slab has a record in flight. A vfork()
+ * child shares the parent's memory and this file, but not its pid: it
+ * writes nothing.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -45,6 +55,8 @@
 
 
 static pthread_mutex_t writer_lock = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic int lock_owner;               /* tid holding writer_lock, 0 */
+static int file_pid;                         /* the process the file is of */
 _Atomic int mt_writer_state = W_CLOSED;
 _Atomic uint32_t mt_writer_epoch_now = 1;
 static int fd = -1;
@@ -62,6 +74,18 @@ int mt_writer_active(void)
 {
 	int s = atomic_load_explicit(&mt_writer_state, memory_order_relaxed);
 	return s == W_OPEN || s == W_CLOSED;
+}
+
+static void lock(void)
+{
+	pthread_mutex_lock(&writer_lock);
+	atomic_store_explicit(&lock_owner, (int)syscall(SYS_gettid), memory_order_relaxed);
+}
+
+static void unlock(void)
+{
+	atomic_store_explicit(&lock_owner, 0, memory_order_relaxed);
+	pthread_mutex_unlock(&writer_lock);
 }
 
 uint32_t mt_writer_epoch(void)
@@ -188,9 +212,11 @@ static int open_file(uint64_t first_time)
 	memset(&h, 0, sizeof h);
 	memcpy(h.magic, MT_MAGIC, 8);
 	h.version = MT_FORMAT_VERSION;
+	h.version_minor = MT_FORMAT_MINOR;
 	h.header_size = MT_SLAB_SIZE;
 	h.slab_size = MT_SLAB_SIZE;
-	h.pid = (uint32_t)getpid();
+	file_pid = getpid();
+	h.pid = (uint32_t)file_pid;
 	clock_gettime(CLOCK_REALTIME, &wall);
 	clock_gettime(CLOCK_MONOTONIC, &mono);
 	uint64_t mono_now = (uint64_t)mono.tv_sec * 1000000000u + (uint64_t)mono.tv_nsec;
@@ -231,10 +257,10 @@ static int new_slab(struct mt_thread *t, uint64_t time)
 		return -1;
 	base = atomic_load_explicit(&windows[w], memory_order_acquire);
 	if (!base) {
-		pthread_mutex_lock(&writer_lock);
+		lock();
 		while (atomic_load(&mt_writer_state) == W_OPEN && mapped_windows <= w)
 			map_window(mapped_windows);
-		pthread_mutex_unlock(&writer_lock);
+		unlock();
 		base = atomic_load_explicit(&windows[w], memory_order_acquire);
 		if (!base)
 			return -1;
@@ -255,14 +281,14 @@ int mt_writer_ready_slow(struct mt_thread *t, uint64_t time)
 	if (atomic_load_explicit(&mt_writer_state, memory_order_relaxed) == W_OPEN)
 		return 1;
 	int opened = 0;
-	pthread_mutex_lock(&writer_lock);
+	lock();
 	if (atomic_load(&mt_writer_state) == W_CLOSED && open_file(time) == 0) {
 		/* Slab 0 is the opener's: the process record comes first. */
 		own_slab(t, atomic_load(&windows[0]), atomic_fetch_add(&next_slab, 1), time);
 		atomic_store(&mt_writer_state, W_OPEN);
 		opened = 1;
 	}
-	pthread_mutex_unlock(&writer_lock);
+	unlock();
 	if (opened)
 		mt_on_file_open(t);
 	return atomic_load(&mt_writer_state) == W_OPEN;
@@ -295,6 +321,7 @@ void *mt_writer_reserve(struct mt_thread *t, size_t size, uint64_t time, uint32_
 void mt_writer_fork_child(void)
 {
 	pthread_mutex_init(&writer_lock, NULL);
+	atomic_store(&lock_owner, 0);
 	for (uint64_t w = 0; w < mapped_windows; w++) {
 		char *p = atomic_load(&windows[w]);
 		if (p)
@@ -312,25 +339,88 @@ void mt_writer_fork_child(void)
 		atomic_store(&mt_writer_state, W_CLOSED);
 }
 
-void mt_writer_atfork_prepare(void) { pthread_mutex_lock(&writer_lock); }
-void mt_writer_atfork_parent(void) { pthread_mutex_unlock(&writer_lock); }
+void mt_writer_atfork_prepare(void) { lock(); }
+void mt_writer_atfork_parent(void) { unlock(); }
 
 /*
- * At exit: no new slabs from now on, then cut the file after the last
+ * The records of t's slab up to its write position are all published: no
+ * zero head before it. One is not when a signal handler that ends the
+ * process interrupted t between reserving a record and committing it; a
+ * record written after that one would be lost behind its zero head.
+ */
+static int slab_settled(const struct mt_thread *t)
+{
+	const char *p = t->slab_end - MT_SLAB_SIZE + sizeof(struct mt_slab_header);
+
+	if (t->slab_pos < p || t->slab_pos > t->slab_end)
+		return 0;   /* interrupted while moving to a new slab */
+	while (p < t->slab_pos) {
+		const struct mt_head *h = (const struct mt_head *)p;
+		uint32_t size;
+
+		if (h->type == 0)
+			return 0;
+		size = h->size8 ? h->size8 * 8u : ((const struct mt_long_head *)p)->size;
+		if (size == 0 || size > (uint64_t)(t->slab_pos - p))
+			return 0;
+		p += size;
+	}
+	return p == t->slab_pos;
+}
+
+/* The exit record, in t's slab or a fresh one. Under writer_lock, with the
+   state W_CLOSING: no other thread starts a record now. */
+static void write_exit(struct mt_thread *t, int how, int status)
+{
+	uint32_t e = atomic_load(&mt_writer_epoch_now);
+	uint64_t now = mt_now();
+	struct mt_exit *x;
+
+	if (t->epoch != e) {
+		t->epoch = e;
+		t->tid = (uint32_t)syscall(SYS_gettid);
+		t->slab_pos = t->slab_end = NULL;
+	}
+	if (!t->slab_pos || !slab_settled(t) || (size_t)(t->slab_end - t->slab_pos) < sizeof *x ||
+	    now < t->time_base || now - t->time_base > UINT32_MAX) {
+		uint64_t k = atomic_fetch_add(&next_slab, 1), w = k / MT_WINDOW_SLABS;
+
+		while (mapped_windows <= w)
+			if (map_window(mapped_windows) < 0)
+				return;
+		own_slab(t, atomic_load(&windows[w]), k, now);
+	}
+	x = (struct mt_exit *)t->slab_pos;
+	x->time_delta = (uint32_t)(now - t->time_base);
+	x->status = status;
+	x->pad = 0;
+	t->slab_pos += sizeof *x;
+	mt_writer_commit(x, (struct mt_head){ MT_REC_EXIT, sizeof *x / 8, (uint8_t)how, 0 });
+}
+
+/*
+ * The end of the process: no new records from now on, the exit record
+ * (how > 0: enum mt_exit_how) last, then the file cut after the last
  * claimed slab. A thread that claims a slab after the state changed sees
  * W_CLOSING right after its claim and writes nothing, so every claimed slab
- * below the count read here stays inside the file. Mappings stay: other
- * threads may still be writing into their slabs.
+ * below the count read here stays inside the file. Mappings stay: a thread
+ * may still be finishing a record it began before.
  */
-void mt_writer_close(void)
+void mt_writer_close(struct mt_thread *t, int how, int status)
 {
 	int expected = W_OPEN;
 
-	pthread_mutex_lock(&writer_lock);
+	if (atomic_load(&mt_writer_state) != W_OPEN || getpid() != file_pid)
+		return;     /* no file, already closed, or a vfork child */
+	if (atomic_load_explicit(&lock_owner, memory_order_relaxed) == (int)syscall(SYS_gettid))
+		return;     /* a signal handler interrupted this thread in the writer */
+	lock();
 	if (atomic_compare_exchange_strong(&mt_writer_state, &expected, W_CLOSING)) {
+		if (how > 0)
+			write_exit(t, how, status);
 		uint64_t used = atomic_load(&next_slab);
 		if (file_ok())
 			(void)!ftruncate(fd, (off_t)(MT_SLAB_SIZE + used * MT_SLAB_SIZE));
 	}
-	pthread_mutex_unlock(&writer_lock);
+	unlock();
 }

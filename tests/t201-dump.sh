@@ -1,8 +1,8 @@
 #!/bin/sh
 # t201-dump: `memtrace dump` of the reader unit test's sample trace (every
-# record type, two threads, a timebase, an unwritten and a damaged slab),
-# line for line; then the same trace with a torn record and cut short, which
-# load with one warning each.
+# record type, two threads, a timebase, an unwritten and a damaged slab, the
+# exit record of exit(3), format 1.1), line for line; then the same trace
+# with a torn record and cut short, which load with one warning each.
 . "$(dirname "$0")/lib.sh"
 
 GEN=$B/tests/unit/test-analyze-reader
@@ -13,7 +13,7 @@ cd "$T" || exit 1
 "$MEMTRACE" dump sample.bin >out 2>err || fail "dump exited $?"
 [ -s err ] && fail "dump of a good trace warned: $(cat err)"
 cat >expected <<'END'
-# trace 'sample.bin': format 1, pid 4242, slab 4096, 15 records
+# trace 'sample.bin': format 1.1, pid 4242, slab 4096, 16 records
 process pid=4242 ppid=1 rank=3 local_rank=-1 world_size=8 host="node1" exe="/bin/x" cmdline="a" "b c"
 driver version=13000
 module time=+17 start=0x7f0000001000 end=0x7f0000009000 base=0x7f0000000000 build_id=abcd path="/lib/libcuda.so.1"
@@ -29,6 +29,7 @@ record type=100 size=32
 note time=+104 tid=200 text="hello"
 note time=+104 tid=200 text="a\"b\\c\td\ne\x01f\xffgéh\xe2\x82"
 alloc time=+9000000000 tid=100 dev=0 api=cuArrayCreate_v2 kind=array,estimated addr=0x10 bytes=64 result=0 stack=0
+exit time=+9000000007 tid=100 how=exit status=3
 END
 diff -u expected out || fail "dump of the sample trace differs"
 
@@ -37,11 +38,12 @@ diff -u expected out || fail "dump of the sample trace differs"
 expect_eq "$(cat err)" "memtrace: warning: 'torn.bin': 1 torn record skipped (the process was killed while writing)" "torn warning"
 sed 1s/sample/torn/ expected | diff -u - out || fail "dump of the torn trace differs"
 
-# cut 36 bytes into slab 3, inside its only record: that one is lost
+# cut 36 bytes into slab 3, inside its first record: that one and the exit
+# record after it are lost
 head -c $((4096 + 3 * 4096 + 36)) sample.bin >cut.bin
 "$MEMTRACE" dump cut.bin >out 2>err || fail "dump of a cut trace exited $?"
 expect_eq "$(cat err)" "memtrace: warning: 'cut.bin': truncated: the last slab has 36 of 4096 bytes; loaded the records before the cut" "cut warning"
-sed -e '1s/sample.bin.*/cut.bin'"'"': format 1, pid 4242, slab 4096, 14 records/' -e '$d' expected | diff -u - out ||
+sed -e '1s/sample.bin.*/cut.bin'"'"': format 1.1, pid 4242, slab 4096, 14 records/' -e '$d' expected | sed '$d' | diff -u - out ||
 	fail "dump of the cut trace differs"
 
 # a corrupt record: one line naming it, exit 1

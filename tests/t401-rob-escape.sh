@@ -21,7 +21,7 @@ expect_eq "$line" 'exe="'"$T"'/q\"b\\s\nx\xffy" cmdline="we\"ird\\0\n\xff\t" "a 
 expect_eq "$(grep -c '^module .* path="'"$T"'/q\\"b\\\\s\\nx\\xffy"$' dump)" 1 "module record of the executable"
 # nothing else escaped wrongly: every record is one line, no raw byte 0xff
 expect_eq "$(grep -c "$(printf '\377')" dump)" 0 "raw 0xff bytes in the dump"
-expect_eq "$(grep -cvE '^(# trace|process|module|stack|alloc|free|meminfo|driver) ' dump)" 0 "lines that are not records"
+expect_eq "$(grep -cvE '^(# trace|process|module|stack|alloc|free|meminfo|driver|exit) ' dump)" 0 "lines that are not records"
 expect_eq "$(grep -cE '^(alloc|free) ' dump)" 2 "events"
 
 # the report, once it exists: the same bytes in the text report (escaped

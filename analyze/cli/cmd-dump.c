@@ -22,9 +22,9 @@ static const char usage_text[] =
 	"\n"
 	"Prints every record of the trace FILE, one per line, in file order:\n"
 	"a first line '# trace ...' with the header, then process, module, stack,\n"
-	"alloc, free, pool, meminfo, driver, note, shm and timebase records. Times are\n"
-	"nanoseconds since the trace started. Warnings about a torn record or a cut\n"
-	"file go to stderr.\n"
+	"alloc, free, pool, meminfo, driver, note, shm, timebase and exit records.\n"
+	"Times are nanoseconds since the trace started. Warnings about a torn record\n"
+	"or a cut file go to stderr.\n"
 	"\n"
 	"Python frames in stacks print as py:CODE_ID+OFFSET; with --resolve-python\n"
 	"as py:FILE:LINE:FUNCTION, decoded from the trace's pycode records.\n"
@@ -279,6 +279,20 @@ static void dump_record(const struct trace *t, const struct trace_rec *r)
 		putchar('\n');
 		break;
 	}
+	case MT_REC_EXIT: {
+		const struct mt_exit *x = r->p;
+		const char *how = trace_exit_how_name(x->h.a);
+
+		fputs("exit", stdout);
+		put_time(t, r->time_ns);
+		printf(" tid=%" PRIu32, r->tid);
+		if (how)
+			printf(" how=%s", how);
+		else
+			printf(" how=%u", x->h.a);
+		printf(" status=%" PRId32 "\n", x->status);
+		break;
+	}
 	default:
 		printf("record type=%u size=%" PRIu32 "\n", r->type, r->size);
 		break;
@@ -331,8 +345,10 @@ int cmd_dump(int argc, char **argv)
 	for (unsigned w = 0; trace_warning(t, w, err, sizeof(err)) == 0; w++)
 		cli_warn("%s", err);
 
-	printf("# trace '%s': format %" PRIu32 ", pid %" PRIu32 ", slab %" PRIu32 ", %" PRIu64
-	       " record%s\n", path, trace_header(t)->version, trace_header(t)->pid,
+	printf("# trace '%s': format %" PRIu32, path, trace_header(t)->version);
+	if (trace_header(t)->version_minor)
+		printf(".%" PRIu32, trace_header(t)->version_minor);
+	printf(", pid %" PRIu32 ", slab %" PRIu32 ", %" PRIu64 " record%s\n", trace_header(t)->pid,
 	       trace_header(t)->slab_size, trace_stats(t)->records,
 	       trace_stats(t)->records == 1 ? "" : "s");
 	if (resolve_python && !(py_codes = py_codes_load(t))) {

@@ -50,6 +50,7 @@ struct trace {
 	uint16_t *group_left;       /* slabs walks have left since the group
 	                               was last let go of */
 	const struct mt_process *process;
+	struct trace_exit exit;
 	struct trace_stats stats;
 };
 
@@ -89,6 +90,7 @@ static int type_rule(unsigned type, uint32_t *min, int *is_long)
 		[MT_REC_NOTE] = { sizeof(struct mt_note), 1 },
 		[MT_REC_PYCODE] = { sizeof(struct mt_pycode), 1 },
 		[MT_REC_SHM] = { sizeof(struct mt_shm), 1 },
+		[MT_REC_EXIT] = { sizeof(struct mt_exit), 0 },
 	};
 
 	if (type == 0 || type >= sizeof(rules) / sizeof(rules[0]))
@@ -196,6 +198,9 @@ static int time_delta(const unsigned char *p, uint32_t *delta)
 		return 1;
 	case MT_REC_SHM:
 		*delta = ((const struct mt_shm *)p)->time_delta;
+		return 1;
+	case MT_REC_EXIT:
+		*delta = ((const struct mt_exit *)p)->time_delta;
 		return 1;
 	}
 	return 0;
@@ -475,6 +480,20 @@ static struct trace *validate(struct trace *t, char *err, size_t errlen)
 			t->stats.events++;
 		if (rec.type == MT_REC_PROCESS && !t->process)
 			t->process = rec.p;
+		if (rec.type == MT_REC_EXIT) {
+			const struct mt_exit *x = rec.p;
+
+			/* A process ends once: two ends is a damaged file. */
+			if (t->exit.recorded)
+				return fail(t, EINVAL, err, errlen,
+					    "'%s': corrupt exit record at offset %#llx: a second exit record",
+					    t->path, (unsigned long long)rec.offset);
+			t->exit.recorded = 1;
+			t->exit.how = x->h.a;
+			t->exit.status = x->status;
+			t->exit.time_ns = rec.time_ns;
+			t->exit.tid = rec.tid;
+		}
 		if (!trace_type_name(rec.type))
 			t->stats.unknown++;
 	}
@@ -486,6 +505,7 @@ static struct trace *validate(struct trace *t, char *err, size_t errlen)
 	else
 		t->stats.cut_bytes = (t->size - t->header_size) % t->slab_size;
 	t->stats.truncated = t->size < t->header_size || t->stats.cut_bytes;
+	t->exit.promised = ((const struct mt_file_header *)t->map)->version_minor >= 1;
 	trace_release(t, 0, t->size);
 	return t;
 }
@@ -584,6 +604,11 @@ const struct mt_process *trace_process(const struct trace *t)
 	return t->process;
 }
 
+void trace_exit(const struct trace *t, struct trace_exit *e)
+{
+	*e = t->exit;
+}
+
 int trace_warning(const struct trace *t, unsigned i, char *buf, size_t len)
 {
 	unsigned n = 0;
@@ -665,6 +690,13 @@ struct trace_bytes trace_shm_name(const struct mt_shm *s)
 	return b;
 }
 
+const char *trace_exit_how_name(unsigned how)
+{
+	static const char *const names[] = { [MT_EXIT_EXIT] = "exit", [MT_EXIT__EXIT] = "_exit" };
+
+	return how < sizeof(names) / sizeof(names[0]) ? names[how] : NULL;
+}
+
 const char *trace_shm_op_name(unsigned op)
 {
 	static const char *const names[] = {
@@ -720,6 +752,7 @@ const char *trace_type_name(unsigned type)
 		[MT_REC_POOL] = "pool", [MT_REC_MEMINFO] = "meminfo",
 		[MT_REC_TIMEBASE] = "timebase", [MT_REC_DRIVER] = "driver",
 		[MT_REC_NOTE] = "note", [MT_REC_PYCODE] = "pycode", [MT_REC_SHM] = "shm",
+		[MT_REC_EXIT] = "exit",
 	};
 
 	return type < sizeof(names) / sizeof(names[0]) ? names[type] : NULL;

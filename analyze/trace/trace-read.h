@@ -105,6 +105,30 @@ const struct trace_stats *trace_stats(const struct trace *t);
 /* The first PROCESS record, or NULL when the trace has none. */
 const struct mt_process *trace_process(const struct trace *t);
 
+/* How the trace's process ended: its EXIT record (format 1.1), if any. */
+struct trace_exit {
+	int recorded;           /* 1: the trace has an exit record (at most
+	                           one: trace_open() refuses a second) */
+	int promised;           /* 1: its writer writes one whenever the
+	                           process ends by exit(), a return from main
+	                           or _exit() (format minor >= 1), so with
+	                           recorded 0 the process was killed (SIGKILL,
+	                           a fatal signal, abort(), power loss) or
+	                           exec()ed; 0: an older trace, nothing known */
+	unsigned how;           /* enum mt_exit_how: MT_EXIT_EXIT (exit() or
+	                           return from main), MT_EXIT__EXIT (_exit or
+	                           _Exit), or a value this reader does not
+	                           know; 0 when not recorded */
+	int32_t status;         /* the value passed to exit()/_exit() or
+	                           returned from main (the parent sees
+	                           status & 0xff); 0 when not recorded */
+	uint64_t time_ns;       /* absolute CLOCK_MONOTONIC ns, like
+	                           trace_rec.time_ns; 0 when not recorded */
+	uint32_t tid;           /* the thread that ended the process */
+};
+/* Fills e for t; never fails. */
+void trace_exit(const struct trace *t, struct trace_exit *e);
+
 /*
  * Warning number i (from 0) about damage the trace survived, e.g.
  * "'trace.bin': 1 torn record skipped (the process was killed while
@@ -140,6 +164,8 @@ void trace_pycode_strings(const struct mt_pycode *c, struct trace_bytes *filenam
 const char *trace_api_name(unsigned api);
 /* "device", "vmm_phys", ... for kind & MT_KIND_MASK, or NULL if unknown. */
 const char *trace_kind_name(unsigned kind);
+/* "exit", "_exit" for an MT_REC_EXIT head.a, or NULL if unknown. */
+const char *trace_exit_how_name(unsigned how);
 /* "open", "truncate", ... for an MT_REC_SHM head.a, or NULL if unknown. */
 const char *trace_shm_op_name(unsigned op);
 /* "alloc", "process", ... or NULL for an unknown record type. */

@@ -27,6 +27,15 @@
  * existing record, the header or the slab rules requires bumping
  * MT_FORMAT_VERSION. Readers reject a newer major version naming both.
  *
+ * MT_FORMAT_MINOR (the header's version_minor) is bumped when a writer
+ * starts making a promise an old reader can ignore but a new one relies
+ * on, such as a record type whose absence means something. Readers accept
+ * every minor of the version they read and ask it what the trace promises.
+ *   1.0  the first format (version_minor was reserved, zero)
+ *   1.1  MT_REC_EXIT: a process that ends by exit(), a return from main or
+ *        _exit() writes one as its last record; a 1.1 trace without one
+ *        was killed (a signal, a crash, power loss)
+ *
  * All integers are little-endian (the recorder runs on x86-64 and aarch64
  * Linux; both are little-endian). All times are CLOCK_MONOTONIC nanoseconds.
  * docs/trace-format.md describes the same in prose, with examples.
@@ -38,6 +47,7 @@
 
 #define MT_MAGIC "MEMTRACE"        /* 8 bytes, no terminating NUL on disk */
 #define MT_FORMAT_VERSION 1        /* bump on any incompatible layout change */
+#define MT_FORMAT_MINOR 1          /* bump when writers promise more (above) */
 #define MT_FILE_HEADER_SIZE 64
 #define MT_SLAB_SIZE (64 * 1024)   /* power of two; records never cross it */
 #define MT_SLAB_MAGIC 0x424c534du  /* "MSLB" little-endian */
@@ -54,7 +64,9 @@ struct mt_file_header {
 	uint64_t start_wall_ns;     /* CLOCK_REALTIME at start, ns since epoch */
 	uint64_t start_mono_ns;     /* CLOCK_MONOTONIC at the same moment */
 	uint64_t run_id;            /* MEMTRACE_RUN_ID of `memtrace run`, or 0 */
-	uint8_t reserved[16];
+	uint32_t version_minor;     /* MT_FORMAT_MINOR of the writer; 0 in
+	                               traces older than the field */
+	uint8_t reserved[12];
 };
 
 /*
@@ -83,6 +95,7 @@ enum mt_record_type {
 	MT_REC_NOTE = 12,           /* long: a warning the recorder emitted */
 	MT_REC_PYCODE = 13,         /* long: a Python code object, first seen */
 	MT_REC_SHM = 14,            /* long: a POSIX shared memory operation */
+	MT_REC_EXIT = 15,           /* 16 B: how the process ended (1.1) */
 };
 
 /* The head of every record; stored last, as one 32-bit release store. */
@@ -293,6 +306,30 @@ struct mt_shm {
 	uint32_t name_len;
 	uint64_t size;              /* truncate/fallocate size, mmap length */
 	uint64_t addr;              /* mmap/munmap address */
+};
+
+/*
+ * MT_REC_EXIT (16 bytes, format 1.1): the process ends. head.a = enum
+ * mt_exit_how, head.b = 0. status is the value given to exit() or _exit()
+ * (or returned from main), as passed: the parent sees status & 0xff. Written
+ * at most once per trace, after every other record of the process (in time
+ * order; in file order it sits in the slab of the thread that ended the
+ * process), and nothing is recorded after it. A process that is killed
+ * (SIGKILL, a fatal signal, abort()), that exec()s, or that ends by an exit
+ * path the recorder does not see (the exit_group system call itself,
+ * quick_exit()) has none.
+ */
+enum mt_exit_how {
+	MT_EXIT_EXIT = 1,           /* exit() or a return from main, seen by
+	                               an on_exit() handler that runs last */
+	MT_EXIT__EXIT = 2,          /* _exit() or _Exit() */
+};
+
+struct mt_exit {
+	struct mt_head h;
+	uint32_t time_delta;
+	int32_t status;
+	uint32_t pad;
 };
 
 /* MT_REC_NOTE (long): text follows the fixed part (len bytes, no NUL). */

@@ -200,8 +200,9 @@ static void expect_error(struct tb *tb, size_t len, const char *msg)
  * The sample trace: five 4 KiB slabs. Slab 0 (thread 100) holds process,
  * driver, module, stack, alloc, timebase, free; slab 1 (thread 200) alloc_ex,
  * pool, meminfo, two unknown records and two notes; slab 2 was never written;
- * slab 3 (thread 100) one alloc; slab 4 has a damaged slab magic. With torn,
- * slab 3 also ends in a torn record.
+ * slab 3 (thread 100) one alloc and the exit record (exit(3)); slab 4 has a
+ * damaged slab magic. With torn, slab 3 also ends in a torn record. Format
+ * 1.1.
  */
 static void build_sample(struct tb *tb_out, int torn)
 {
@@ -209,6 +210,7 @@ static void build_sample(struct tb *tb_out, int torn)
 	struct cursor c;
 
 	tb_init(&tb, 4096, 5);
+	tb_header(&tb)->version_minor = 1;
 	c = tb_slab(&tb, 0, 100, START_MONO + 10);
 	put_process(&c);
 	{
@@ -306,13 +308,17 @@ static void build_sample(struct tb *tb_out, int torn)
 	c = tb_slab(&tb, 3, 100, START_MONO + 9000000000ull);
 	put_event(&c, MT_REC_ALLOC, MT_KIND_ARRAY | MT_KIND_ESTIMATED, 0, 0, 0x10, 64,
 		  MT_API_cuArrayCreate_v2, 0);
+	{
+		struct mt_exit x = { head(MT_REC_EXIT, 2, MT_EXIT_EXIT, 0), 7, 3, 0 };
+		put_rec(&c, &x, sizeof(x), 1);
+	}
 	/* Slab 4: a slab header with a wrong magic, and a record: skipped. */
 	c = tb_slab(&tb, 4, 300, 0);
 	put_event(&c, MT_REC_ALLOC, MT_KIND_DEVICE, 0, 0, 0x20, 64, MT_API_cuMemAlloc_v2, 0);
 	tb.buf[HS + 4 * 4096] ^= 1;
 	if (torn) {
 		c = tb_slab(&tb, 3, 100, START_MONO + 9000000000ull);
-		c.pos += 32;
+		c.pos += 32 + 16;
 		struct mt_event e;
 		memset(&e, 0, sizeof(e));
 		e.h = head(MT_REC_FREE, 4, MT_KIND_ARRAY, 0);
@@ -341,7 +347,7 @@ static void test_decode(void)
 		}
 		CHECK_EQ_U64(trace_header(t)->pid, 4242);
 		CHECK_EQ_U64(trace_header(t)->run_id, 77);
-		CHECK_EQ_U64(trace_stats(t)->records, 15);
+		CHECK_EQ_U64(trace_stats(t)->records, 16);
 		CHECK_EQ_U64(trace_stats(t)->events, 4);
 		CHECK_EQ_U64(trace_stats(t)->unknown, 2);
 		CHECK_EQ_U64(trace_stats(t)->slabs, 3);
@@ -460,8 +466,23 @@ static void test_decode(void)
 		CHECK_EQ_U64(r.tid, 100);
 		CHECK_EQ_U64(r.time_ns, START_MONO + 9000000000ull);
 		CHECK_EQ_U64(((const struct mt_event *)r.p)->h.a, MT_KIND_ARRAY | MT_KIND_ESTIMATED);
+	}
+	TEST("decode: the exit record, last") {
+		struct trace_exit x;
+
+		CHECK(next(&it, &r) == 1);
+		CHECK_EQ_U64(r.type, MT_REC_EXIT);
+		CHECK_EQ_U64(r.size, 16);
+		CHECK_EQ_U64(r.time_ns, START_MONO + 9000000007ull);
 		CHECK(next(&it, &r) == 0);
 		CHECK(next(&it, &r) == 0);
+		trace_exit(t, &x);
+		CHECK_EQ_U64(x.recorded, 1);
+		CHECK_EQ_U64(x.promised, 1);
+		CHECK_EQ_U64(x.how, MT_EXIT_EXIT);
+		CHECK_EQ_U64(x.status, 3);
+		CHECK_EQ_U64(x.time_ns, START_MONO + 9000000007ull);
+		CHECK_EQ_U64(x.tid, 100);
 	}
 	TEST("decode: walk twice") {
 		unsigned n = 0;
@@ -469,14 +490,14 @@ static void test_decode(void)
 		trace_iter_init(&it, t);
 		while (next(&it, &r))
 			n++;
-		CHECK_EQ_U64(n, 15);
+		CHECK_EQ_U64(n, 16);
 	}
 	TEST("decode: same from a buffer") {
 		struct trace *b = trace_open_buffer(tb.buf, tb.size, "mem", err, sizeof(err));
 
 		CHECK(b != NULL);
 		if (b) {
-			CHECK_EQ_U64(trace_stats(b)->records, 15);
+			CHECK_EQ_U64(trace_stats(b)->records, 16);
 			CHECK_EQ_STR(trace_path(b), "mem");
 			trace_close(b);
 		}
@@ -820,6 +841,95 @@ static void test_mutations(void)
 	free(tb.buf);
 }
 
+/*
+ * How the process ended: a trace of format 1.0 promises nothing; one of 1.1
+ * without an exit record was killed; two exit records, or one in the wrong
+ * size, are refused.
+ */
+static void test_exit(void)
+{
+	struct tb tb;
+	struct cursor c;
+	struct trace *t;
+	struct trace_exit x;
+	char err[512];
+
+	tb_init(&tb, 4096, 2);
+	c = tb_slab(&tb, 0, 1, START_MONO);
+	put_event(&c, MT_REC_ALLOC, MT_KIND_DEVICE, 0, 1, 0x100, 10, MT_API_cuMemAlloc_v2, 0);
+
+	TEST("exit: a format 1.0 trace promises nothing") {
+		t = open_tb(&tb, tb.size, err, sizeof(err));
+		CHECK(t != NULL);
+		if (t) {
+			memset(&x, 0xff, sizeof(x));
+			trace_exit(t, &x);
+			CHECK_EQ_U64(x.recorded, 0);
+			CHECK_EQ_U64(x.promised, 0);
+			CHECK_EQ_U64(x.how, 0);
+			CHECK_EQ_U64(x.status, 0);
+			CHECK_EQ_U64(x.time_ns, 0);
+			trace_close(t);
+		}
+	}
+	TEST("exit: a format 1.1 trace without one: killed") {
+		tb_header(&tb)->version_minor = 1;
+		t = open_tb(&tb, tb.size, err, sizeof(err));
+		CHECK(t != NULL);
+		if (t) {
+			trace_exit(t, &x);
+			CHECK_EQ_U64(x.recorded, 0);
+			CHECK_EQ_U64(x.promised, 1);
+			trace_close(t);
+		}
+	}
+	TEST("exit: _exit(-1) of another thread, in its own slab; a later minor is read") {
+		struct mt_exit r = { head(MT_REC_EXIT, 2, MT_EXIT__EXIT, 0), 40, -1, 0 };
+
+		tb_header(&tb)->version_minor = 9;
+		c = tb_slab(&tb, 1, 2, START_MONO + 1000);
+		put_rec(&c, &r, sizeof(r), 1);
+		t = open_tb(&tb, tb.size, err, sizeof(err));
+		CHECK(t != NULL);
+		if (t) {
+			trace_exit(t, &x);
+			CHECK_EQ_U64(x.recorded, 1);
+			CHECK_EQ_U64(x.promised, 1);
+			CHECK_EQ_U64(x.how, MT_EXIT__EXIT);
+			CHECK(x.status == -1);
+			CHECK_EQ_U64(x.time_ns, START_MONO + 1040);
+			CHECK_EQ_U64(x.tid, 2);
+			CHECK_EQ_U64(trace_stats(t)->records, 2);
+			CHECK_EQ_U64(trace_stats(t)->unknown, 0);
+			trace_close(t);
+		}
+	}
+	TEST("exit: a second exit record is refused") {
+		struct mt_exit r = { head(MT_REC_EXIT, 2, MT_EXIT_EXIT, 0), 50, 0, 0 };
+
+		put_rec(&c, &r, sizeof(r), 1);
+		expect_error(&tb, tb.size, "corrupt exit record at offset 0x2020: a second exit record");
+	}
+	TEST("exit: the wrong size or encoding is refused") {
+		uint64_t small = 0;
+		struct mt_head h = head(MT_REC_EXIT, 1, MT_EXIT_EXIT, 0);
+
+		c = tb_slab(&tb, 1, 2, START_MONO + 1000);
+		memset(tb.buf + c.pos, 0, 64);
+		memcpy(&small, &h, 4);
+		put_rec(&c, &small, sizeof(small), 1);
+		expect_error(&tb, tb.size, "corrupt exit record at offset 0x2010: size 8, at least 16 expected");
+		c = tb_slab(&tb, 1, 2, START_MONO + 1000);
+		memset(tb.buf + c.pos, 0, 64);
+		{
+			struct { struct mt_long_head lh; uint64_t pad; } l = { { head(MT_REC_EXIT, 0, 1, 0), 16 }, 0 };
+			put_rec(&c, &l, sizeof(l), 1);
+		}
+		expect_error(&tb, tb.size, "corrupt exit record at offset 0x2010: long size encoding");
+	}
+	free(tb.buf);
+}
+
 static void test_names(void)
 {
 	TEST("names") {
@@ -834,6 +944,11 @@ static void test_names(void)
 		CHECK(trace_kind_name(0) == NULL);
 		CHECK(trace_kind_name(13) == NULL);
 		CHECK_EQ_STR(trace_type_name(MT_REC_FREE_EX), "free");
+		CHECK_EQ_STR(trace_type_name(MT_REC_EXIT), "exit");
+		CHECK_EQ_STR(trace_exit_how_name(MT_EXIT_EXIT), "exit");
+		CHECK_EQ_STR(trace_exit_how_name(MT_EXIT__EXIT), "_exit");
+		CHECK(trace_exit_how_name(0) == NULL);
+		CHECK(trace_exit_how_name(3) == NULL);
 		CHECK(trace_type_name(0) == NULL);
 		CHECK(trace_type_name(200) == NULL);
 	}
@@ -1046,6 +1161,7 @@ int main(int argc, char **argv)
 	test_malformed();
 	test_mutations();
 	test_names();
+	test_exit();
 	test_resident();
 	test_merge_order();
 	test_origin();

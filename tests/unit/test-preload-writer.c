@@ -55,7 +55,12 @@ static int walk(void (*fn)(const struct mt_head *, const char *rec, uint64_t bas
 	return slabs;
 }
 
-struct tally { int process, events, stacks, timebases, first_type; uint64_t last_time, bytes_sum; uint32_t stack_ids[8]; };
+struct tally {
+	int process, events, stacks, timebases, first_type, exits, last_type, exit_how;
+	int32_t exit_status;
+	uint64_t last_time, bytes_sum, exit_time;
+	uint32_t stack_ids[8];
+};
 
 static void count(const struct mt_head *h, const char *rec, uint64_t base, void *arg)
 {
@@ -68,6 +73,14 @@ static void count(const struct mt_head *h, const char *rec, uint64_t base, void 
 		t->timebases++;
 	if (h->type == MT_REC_STACK)
 		t->stacks++;
+	t->last_type = h->type;
+	if (h->type == MT_REC_EXIT) {
+		const struct mt_exit *x = (const void *)rec;
+		t->exits++;
+		t->exit_how = h->a;
+		t->exit_status = x->status;
+		t->exit_time = base + x->time_delta;
+	}
 	if (h->type == MT_REC_ALLOC || h->type == MT_REC_FREE) {
 		const struct mt_event *e = (const void *)rec;
 		if (t->events < 8)
@@ -117,6 +130,7 @@ int main(void)
 		const struct mt_file_header *h = (const void *)file;
 		CHECK(memcmp(h->magic, MT_MAGIC, 8) == 0);
 		CHECK_EQ_U64(h->version, MT_FORMAT_VERSION);
+		CHECK_EQ_U64(h->version_minor, MT_FORMAT_MINOR);
 		CHECK_EQ_U64(h->header_size, MT_SLAB_SIZE);
 		CHECK_EQ_U64(h->pid, getpid());
 		CHECK_EQ_U64(walk(count, &tally), 1);
@@ -155,8 +169,11 @@ int main(void)
 		CHECK_EQ_U64(tally.stacks, 2);
 	}
 
-	TEST("at exit the file is cut after the last slab") {
-		mt_writer_close();
+	TEST("at exit: the exit record last, then the file cut after the last slab") {
+		struct mt_thread *t = mt_thread();
+		uint64_t before = mt_now();
+		mt_writer_close(t, MT_EXIT_EXIT, 3);
+		uint64_t after = mt_now();
 		struct stat st;
 		CHECK(stat(path, &st) == 0);
 		CHECK_EQ_U64((uint64_t)st.st_size % MT_SLAB_SIZE, 0);
@@ -165,6 +182,47 @@ int main(void)
 		memset(&tally, 0, sizeof tally);
 		walk(count, &tally);
 		CHECK_EQ_U64(tally.events, 5004);
+		CHECK_EQ_U64(tally.exits, 1);
+		CHECK_EQ_U64(tally.last_type, MT_REC_EXIT);
+		CHECK_EQ_U64(tally.exit_how, MT_EXIT_EXIT);
+		CHECK_EQ_U64(tally.exit_status, 3);
+		CHECK(tally.exit_time >= before && tally.exit_time <= after);
+	}
+
+	TEST("after the end nothing more is recorded, and no second exit record") {
+		struct mt_thread *t = &(struct mt_thread){ 0 };
+		mt_event(t, MT_REC_ALLOC, MT_KIND_DEVICE, 0, MT_API_cuMemAlloc_v2, mt_now(), 0x9000, 1, 0, NULL);
+		mt_writer_close(t, MT_EXIT__EXIT, 5);
+		CHECK(mt_thread() == NULL);
+		load(path);
+		memset(&tally, 0, sizeof tally);
+		walk(count, &tally);
+		CHECK_EQ_U64(tally.events, 5004);
+		CHECK_EQ_U64(tally.exits, 1);
+		CHECK_EQ_U64(tally.exit_status, 3);
+	}
+	TEST("a record in flight at the end (a signal handler called _exit): the exit record in a new slab") {
+		char path2[300];
+		snprintf(path2, sizeof path2, "%s/w.%d.bin", dir, (int)getpid());
+		mt_writer_fork_child();     /* a new file, as a forked child gets */
+		struct mt_thread *t = mt_thread();
+		CHECK(t != NULL);
+		uint64_t now = mt_now();
+		mt_event(t, MT_REC_ALLOC, MT_KIND_DEVICE, 0, MT_API_cuMemAlloc_v2, now, 0x1000, 4096, 0, NULL);
+		uint32_t delta;
+		struct mt_event *e = mt_writer_reserve(t, sizeof *e, now, &delta);
+		CHECK(e != NULL);
+		e->addr = 0x2000;           /* body written, head not yet */
+		mt_writer_close(t, MT_EXIT__EXIT, 7);
+		load(path2);
+		memset(&tally, 0, sizeof tally);
+		CHECK_EQ_U64(walk(count, &tally), 2);
+		CHECK_EQ_U64(tally.events, 1);
+		CHECK_EQ_U64(tally.exits, 1);
+		CHECK_EQ_U64(tally.exit_how, MT_EXIT__EXIT);
+		CHECK_EQ_U64(tally.exit_status, 7);
+		CHECK_EQ_U64(file_size, 3 * MT_SLAB_SIZE);
+		unlink(path2);
 	}
 	unlink(path);
 	rmdir(dir);
