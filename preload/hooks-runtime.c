@@ -78,7 +78,24 @@ static int label_end(struct mt_thread *t, int owner, int failed)
 	return r; \
 } while (0)
 
-#define DEV mt_current_device()
+/*
+ * The device of a runtime allocation recorded here: the one the runtime
+ * uses for this thread, cudaGetDevice's answer. It is the current
+ * context's device when there is one, and it is known without one: the
+ * device cudaSetDevice chose, or 0, when the context could not be created
+ * (cuCtxGetDevice would say -1 then).
+ */
+static int runtime_device(void)
+{
+	static cudaError_t (*get)(int *);
+	int d;
+
+	if (!get && !(get = (cudaError_t (*)(int *))mt_runtime_sym("cudaGetDevice")))
+		return mt_current_device();
+	return get(&d) == cudaSuccess ? d : -1;
+}
+
+#define DEV runtime_device()
 
 MT_EXPORT cudaError_t cudaMalloc(void **devPtr, size_t size)
 { RT_ALLOC(cudaMalloc, MT_KIND_DEVICE, DEV, *devPtr, size, devPtr, size); }

@@ -88,6 +88,8 @@ void *mt_real_get(enum mt_variant v);
 void mt_real_set(enum mt_variant v, void *fn);
 /* A function of the loaded libcuda.so.1 that memtrace calls itself. */
 void *mt_driver_sym(const char *name);
+/* The same of the CUDA runtime the wrappers forward to, or NULL. */
+void *mt_runtime_sym(const char *name);
 /* True when p is one of libmemtrace's own functions. */
 int mt_is_own(const void *p);
 

@@ -102,6 +102,20 @@ void *mt_driver_sym(const char *name)
 	return h && mt_real_dlsym ? mt_real_dlsym(h, name) : NULL;
 }
 
+void *mt_runtime_sym(const char *name)
+{
+	void *fn;
+
+	if (!mt_real_dlsym)
+		return NULL;
+	fn = mt_real_dlsym(RTLD_NEXT, name);
+	if (!fn || mt_is_own(fn)) {
+		void *h = runtime_handle();
+		fn = h ? mt_real_dlsym(h, name) : NULL;
+	}
+	return fn && !mt_is_own(fn) ? fn : NULL;
+}
+
 void mt_real_set(enum mt_variant v, void *fn)
 {
 	void *expected = NULL;
