@@ -843,6 +843,41 @@ static void reset_for_replay(struct analysis *a)
 	}
 }
 
+/*
+ * How each process ended, from its trace's exit record. A trace that
+ * promises one and has none was killed, unless a later trace of the same
+ * pid and host shows the process went on under a new program (exec).
+ */
+static void proc_ends(struct analysis *a)
+{
+	for (int i = 0; i < a->nprocs; i++) {
+		const struct sproc *sp = stream_proc(a->s, i);
+		struct an_proc *pr = &a->procs[i];
+		struct trace_exit x;
+
+		trace_exit(sp->t, &x);
+		pr->end_time = sp->last_t;
+		if (x.recorded) {
+			int64_t t = (int64_t)(x.time_ns + (uint64_t)sp->shift);
+
+			pr->end = x.how == MT_EXIT__EXIT ? AN_END_UNDERSCORE_EXIT : AN_END_EXIT;
+			pr->exit_status = x.status;
+			pr->end_time = t > 0 ? (uint64_t)t : 0;
+		} else if (!x.promised || !sp->process) {
+			pr->end = AN_END_UNKNOWN;
+		} else {
+			pr->end = AN_END_KILLED;
+			for (int j = 0; j < a->nprocs; j++) {
+				const struct sproc *o = stream_proc(a->s, j);
+
+				if (j != i && o->process && o->process->pid == sp->process->pid &&
+				    PRIV(a)->host_of[j] == PRIV(a)->host_of[i] && o->first_t >= sp->last_t)
+					pr->end = AN_END_EXEC;
+			}
+		}
+	}
+}
+
 /* --- the replay to the peaks --------------------------------------------- */
 
 struct stop { uint64_t seq; int dev; };
@@ -966,6 +1001,7 @@ struct analysis *analysis_run(struct stream *s, struct an_sink *sink, an_caching
 	}
 	if (p->oom)
 		goto nomem;
+	proc_ends(a);
 	if (replay_to_peaks(a))
 		goto nomem;
 	return a;

@@ -160,6 +160,7 @@ enum an_end {
 	AN_END_EXIT,                /* exit(status) or return from main */
 	AN_END_UNDERSCORE_EXIT,     /* _exit(status), as forked workers do */
 	AN_END_KILLED,              /* no clean exit: a signal, a crash, SIGKILL */
+	AN_END_EXEC,                /* exec()ed: its pid goes on in a later trace */
 };
 
 struct an_proc {

@@ -191,6 +191,18 @@ const char *rep_size(char *buf, size_t len, uint64_t b)
 	return buf;
 }
 
+const char *rep_end_name(enum an_end end)
+{
+	switch (end) {
+	case AN_END_EXIT: return "exit";
+	case AN_END_UNDERSCORE_EXIT: return "_exit";
+	case AN_END_KILLED: return "killed";
+	case AN_END_EXEC: return "exec";
+	case AN_END_UNKNOWN: break;
+	}
+	return NULL;
+}
+
 const char *rep_duration(char *buf, size_t len, uint64_t ns)
 {
 	if (ns < 1000000)

@@ -15,7 +15,7 @@
 #include "model/sites.h"
 #include "model/symbols.h"
 
-#define REP_FORMAT_VERSION 1
+#define REP_FORMAT_VERSION 2
 #define REP_TOP 10                  /* entries per list */
 
 /* What one site holds in a list: at a peak, or left at exit. */
@@ -63,6 +63,9 @@ int report_json(const struct report *r, FILE *f);
 /* --- helpers ------------------------------------------------------------ */
 /* "64.0 MiB", "3000 B" */
 const char *rep_size(char *buf, size_t len, uint64_t bytes);
+/* How a process ended: "exit", "_exit", "killed", "exec"; NULL unknown
+   (the database and JSON use these words). */
+const char *rep_end_name(enum an_end end);
 /* "+1.234 s", "+2.9 ms" */
 const char *rep_time(char *buf, size_t len, uint64_t ns);
 /* "1.234 s", "2.9 ms": a length of time */

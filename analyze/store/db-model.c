@@ -255,18 +255,13 @@ static int save_timelines(struct w *w, const struct analysis *a)
 
 static int save_ends(struct w *w, const struct analysis *a)
 {
-	static const char *const how[] = {
-		[AN_END_UNKNOWN] = NULL, [AN_END_EXIT] = "exit",
-		[AN_END_UNDERSCORE_EXIT] = "_exit", [AN_END_KILLED] = "killed",
-	};
-
 	if (prep(w, "INSERT INTO process_ends VALUES (?1, ?2, ?3, ?4)"))
 		return -1;
 	for (int p = 0; p < a->nprocs; p++) {
 		const struct an_proc *pr = &a->procs[p];
 
 		sqlite3_bind_int(w->st, 1, p + 1);
-		sqlite3_bind_text(w->st, 2, how[pr->end], -1, SQLITE_STATIC);
+		sqlite3_bind_text(w->st, 2, rep_end_name(pr->end), -1, SQLITE_STATIC);
 		if (pr->end == AN_END_EXIT || pr->end == AN_END_UNDERSCORE_EXIT)
 			sqlite3_bind_int(w->st, 3, pr->exit_status);
 		i64(w, 4, pr->end_time);

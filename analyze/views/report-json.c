@@ -232,6 +232,15 @@ static void process(struct jw *j, const struct report *r, int i)
 	i64(j, "local_rank", p->process ? p->process->local_rank : -1);
 	i64(j, "world_size", p->process ? p->process->world_size : -1);
 	cstr(j, "trace", trace_path(p->t));
+	if (rep_end_name(ap->end))
+		cstr(j, "ended", rep_end_name(ap->end));
+	else
+		null(j, "ended");
+	if (ap->end == AN_END_EXIT || ap->end == AN_END_UNDERSCORE_EXIT)
+		i64(j, "exit_status", ap->exit_status);
+	else
+		null(j, "exit_status");
+	u64(j, "end_ns", ap->end_time);
 	u64(j, "events", ap->events);
 	u64(j, "failed", ap->failed);
 	u64(j, "unknown_frees", ap->unknown_frees);

@@ -201,6 +201,22 @@ static void process_line(FILE *f, const struct report *r, int i)
 	fprintf(f, "%s long", rep_time(tm, sizeof(tm), p->last_t - p->first_t) + 1);
 	if (a->nprocs > 1)
 		fprintf(f, ", starting at %s", rep_time(tm, sizeof(tm), p->first_t));
+	switch (ap->end) {
+	case AN_END_EXIT:
+		fprintf(f, ", exited with status %d", ap->exit_status);
+		break;
+	case AN_END_UNDERSCORE_EXIT:
+		fprintf(f, ", ended by _exit(%d)", ap->exit_status);
+		break;
+	case AN_END_KILLED:
+		fputs(", interrupted: killed or crashed (the trace shows no clean exit)", f);
+		break;
+	case AN_END_EXEC:
+		fputs(", then exec()ed a new program", f);
+		break;
+	case AN_END_UNKNOWN:
+		break;
+	}
 	putc('\n', f);
 }
 
