@@ -329,6 +329,41 @@ static int gnuplot(const char *gp, const char *dir, const char *script, const ch
 	return 0;
 }
 
+/* The model's timeline of a device: one row per change kept. */
+static int write_timeline(const struct an_dev *d, const char *path)
+{
+	const double mib = 1048576.0;
+	FILE *f = fopen(path, "w");
+
+	if (!f)
+		return -1;
+	fputs("# time_s\treserved_MiB\tallocated_MiB\tcached_MiB\n", f);
+	for (uint32_t i = 0; i < d->ntl; i++) {
+		const struct an_tl_row *r = &d->tl[i];
+
+		fprintf(f, "%.9f\t%.3f\t%.3f\t%.3f\n", r->t / 1e9, r->reserved / mib,
+			r->allocated / mib, (r->reserved - r->allocated) / mib);
+	}
+	return fclose(f);
+}
+
+/* The device's memory samples: points, never a line between them. */
+static int write_samples(const struct an_dev *d, const char *path)
+{
+	FILE *f;
+
+	if (!d->nsamples) {
+		unlink(path);
+		return 0;
+	}
+	if (!(f = fopen(path, "w")))
+		return -1;
+	fputs("# time_s\tdevice_used_MiB\n", f);
+	for (uint32_t i = 0; i < d->nsamples; i++)
+		fprintf(f, "%.9f\t%.3f\n", d->samples[i].t / 1e9, d->samples[i].used / 1048576.0);
+	return fclose(f);
+}
+
 static void warn(const char *msg)
 {
 	cli_warn("%s", msg);
@@ -429,7 +464,7 @@ int cmd_plot(int argc, char **argv)
 	if (!outdir)
 		strncat(dir, ".plots", sizeof(dir) - strlen(dir) - 1);
 	o.no_db = 1;
-	o.tl_dir = dir;
+	o.out_dir = dir;
 	o.sink = &sink;
 	if (pipeline_run(&p, files, nfiles, &o, warn, &status, err, sizeof(err))) {
 		cli_error("%s", err);
@@ -443,7 +478,7 @@ int cmd_plot(int argc, char **argv)
 		int di = p.r.gdevs[g];
 		const struct an_dev *d = &p.a->devs[di];
 		const struct rep_list *l = &p.r.dev_sites[di];
-		char name[64], tsv[PATH_MAX + 128], tmp[PATH_MAX + 128], png[PATH_MAX + 128],
+		char name[64], tsv[PATH_MAX + 128], used[PATH_MAX + 128], png[PATH_MAX + 128],
 		     marks[PATH_MAX + 128], fails[PATH_MAX + 128], title[400], dn[256];
 		FILE *f;
 		int nfail;
@@ -454,9 +489,9 @@ int cmd_plot(int argc, char **argv)
 			snprintf(name, sizeof(name), "dev%d", d->dev);
 		rep_dev_name(&p.r, d, dn, sizeof(dn));
 		/* timeline */
-		snprintf(tmp, sizeof(tmp), "%s/timeline-%d.tsv", dir, di);
 		snprintf(tsv, sizeof(tsv), "%s/timeline-%s.tsv", dir, name);
-		if (rename(tmp, tsv) != 0) {
+		snprintf(used, sizeof(used), "%s/timeline-%s.used.tsv", dir, name);
+		if (write_timeline(d, tsv) || write_samples(d, used)) {
 			cli_error("cannot write '%s': %s", tsv, strerror(errno));
 			goto out;
 		}
@@ -496,7 +531,7 @@ int cmd_plot(int argc, char **argv)
 		snprintf(title, sizeof(title), "%s: GPU memory over time", dn);
 		{
 			const char *args[] = { tsv, png, d->peak.reserved ? marks : "", title,
-					       nfail ? fails : NULL, NULL };
+					       nfail ? fails : "", d->nsamples ? used : NULL, NULL };
 
 			if (gnuplot(gp, scripts, "timeline.gp", args, err, sizeof(err)))
 				goto gperr;
