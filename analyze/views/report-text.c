@@ -333,8 +333,12 @@ static void failures(FILE *f, const struct report *r)
 		const char *api = trace_api_name(fl->api), *en = rep_error_name(fl->error, fl->runtime);
 		char tm[32];
 
-		fprintf(f, "  %s  %s of %s on device %d", rep_time(tm, sizeof(tm), fl->time),
-			api ? api : "unknown", SZ(fl->requested), fl->dev);
+		fprintf(f, "  %s  %s of %s", rep_time(tm, sizeof(tm), fl->time), api ? api : "unknown",
+			SZ(fl->requested));
+		if (fl->dev >= 0)
+			fprintf(f, " on device %d", fl->dev);
+		else
+			fputs(" with no current context", f);
 		if (a->nprocs > 1)
 			fprintf(f, " in pid %" PRIu32, rep_pid(a, fl->proc));
 		fprintf(f, ": %s (%u)\n", en ? en : "unknown error", fl->error);
