@@ -12,7 +12,7 @@ jnum() { grep -m1 "\"$1\": " "$2" | sed 's/.*": //; s/,$//'; }
 traced "$CLIENTS/rt-rep-peak" >"$T/out" 2>"$T/err" || fail "rt-rep-peak failed: $(cat "$T/err")"
 "$MEMTRACE" report --json "$T/trace.bin" >"$T/json" 2>"$T/err" || fail "report --json exited $?: $(cat "$T/err")"
 [ -s "$T/err" ] && fail "report warned: $(cat "$T/err")"
-expect_eq "$(jnum format_version "$T/json")" 1 "format_version"
+expect_eq "$(jnum format_version "$T/json")" 2 "format_version"
 expect_eq "$(jnum peak_reserved_bytes "$T/json")" 52428800 "peak reserved"
 expect_eq "$(jnum peak_allocated_bytes "$T/json")" 52428800 "peak allocated"
 expect_eq "$(jnum cached_bytes_at_peak "$T/json")" 0 "cached at the peak"
