@@ -35,9 +35,10 @@ sim() {
 }
 
 # traced CMD... : run CMD on the simulated CUDA under `memtrace run`, trace
-# in $T/trace.bin (override with TRACE=...), call log in $T/calls.log.
+# in $T/trace.bin (override with TRACE=...), call log in $T/calls.log; the
+# traces written listed on stderr, not summed up (t203 checks the summary).
 traced() {
-	sim "$MEMTRACE" run -o "${TRACE:-$T/trace.bin}" -- "$@"
+	sim "$MEMTRACE" run --no-summary -o "${TRACE:-$T/trace.bin}" -- "$@"
 }
 
 # dump_events TRACE: the trace's events, one normalized line each, sorted:

@@ -5,7 +5,7 @@
 . "$(dirname "$0")/lib.sh"
 
 timeout 60 sh -c 'LD_LIBRARY_PATH='"$SIM"' SIMCUDA_LOG='"$T"'/calls.log \
-	'"$MEMTRACE"' run -o '"$T"'/trace.bin -- '"$CLIENTS"'/rt-fork' >"$T/out" 2>"$T/err" ||
+	'"$MEMTRACE"' run --no-summary -o '"$T"'/trace.bin -- '"$CLIENTS"'/rt-fork' >"$T/out" 2>"$T/err" ||
 	fail "rt-fork failed or hung: $(cat "$T/err")"
 expect_eq "$(cat "$T/out")" "child status 0" "client output"
 child=$(ls "$T" | grep -E '^trace\.[0-9]+\.bin$')

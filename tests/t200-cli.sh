@@ -27,7 +27,7 @@ expect 0 "" "help"
 
 mt help run
 expect 0 "" "help run"
-expect_eq "$(head -n 1 "$T/out")" "usage: memtrace run [-o FILE] [--depth N] [--no-follow] [--] CMD [ARGS...]" "help run"
+expect_eq "$(head -n 1 "$T/out")" "usage: memtrace run [-o FILE] [--depth N] [--no-follow] [--no-summary] [--] CMD [ARGS...]" "help run"
 mt run --help
 expect 0 "" "run --help"
 mt help dump
@@ -165,4 +165,9 @@ mt run --no-follow=1 true
 expect 2 "memtrace: option '--no-follow' takes no value (try 'memtrace run --help')" "run --no-follow=1"
 mt run -o "" true
 expect 2 "memtrace: empty output file name (try 'memtrace run --help')" "run -o ''"
+mt run --no true
+expect 2 "memtrace: ambiguous option '--no' (try 'memtrace run --help')" "run --no"
+mt run --no-s -- sh -c 'echo "$*"' sh --no-summary
+expect 0 "memtrace: no CUDA memory calls were traced; no trace written" "run --no-s"
+expect_eq "$(cat "$T/out")" "--no-summary" "run --no-s: CMD's own --no-summary"
 exit 0

@@ -2,7 +2,8 @@
 # t202-run: what `memtrace run` does around the library: exit status
 # pass-through (128+N for a signal, 127 for a missing command), LD_PRELOAD
 # prepended, the MEMTRACE_* contract of docs/environment.md, stale output
-# handling, and the closing list of this run's traces. The traced command
+# handling, and the closing list of this run's traces (--no-summary) or the
+# summary's last line (t203 checks its figures). The traced command
 # writes its own traces here (the reader test's sample, with the run id), so
 # none of this needs the recorder; without build/libmemtrace.so, a copy of
 # memtrace runs beside an empty stand-in library.
@@ -76,9 +77,9 @@ mt run -- sh -c 'echo "$MEMTRACE_RUN_ID"'
 case "$id1" in ''|0|*[!0-9]*) fail "MEMTRACE_RUN_ID '$id1' is not a non-zero number" ;; esac
 [ "$id1" != "$(cat "$T/out")" ] || fail "two runs got the same MEMTRACE_RUN_ID"
 
-# the list of traces: this run's only, the output first
+# the list of traces (--no-summary): this run's only, the output first
 "$GEN" --write-sample sub/t.5.bin run_id=1 pid=5 || fail "cannot write a trace"
-mt run -o sub/t.bin -- sh -c '
+mt run --no-summary -o sub/t.bin -- sh -c '
 	'"$GEN"' --write-sample "$MEMTRACE_OUTPUT" run_id=$MEMTRACE_RUN_ID &&
 	'"$GEN"' --write-sample sub/t.77.bin run_id=$MEMTRACE_RUN_ID pid=77 torn &&
 	'"$GEN"' --write-sample sub/t.6.bin run_id=$MEMTRACE_RUN_ID pid=6 &&
@@ -87,6 +88,19 @@ expect 4 "memtrace: warning: 'sub/t.77.bin': 1 torn record skipped (the process 
 memtrace: wrote sub/t.bin (pid 4242, 4 events)
 memtrace: wrote sub/t.6.bin (pid 6, 4 events)
 memtrace: wrote sub/t.77.bin (pid 77, 4 events)" "list of traces"
+# the summary instead (its figures: t203): the same traces, and how to report on them
+mt run -o sub/t.bin -- sh -c '
+	'"$GEN"' --write-sample "$MEMTRACE_OUTPUT" run_id=$MEMTRACE_RUN_ID &&
+	'"$GEN"' --write-sample sub/t.6.bin run_id=$MEMTRACE_RUN_ID pid=6 &&
+	'"$GEN"' --write-sample sub/t.66.bin run_id=$MEMTRACE_RUN_ID pid=6 &&
+	exit 4'
+expect_eq "$rc" 4 "summary: exit status"
+expect_eq "$(grep -c '^memtrace: device [01]: peak ' "$T/err")" 2 "summary: device lines"
+expect_eq "$(tail -n 1 "$T/err")" \
+	"memtrace: wrote 3 traces (2 processes); next: memtrace report sub/t.bin sub/t.6.bin sub/t.66.bin" \
+	"summary: traces"
+expect_eq "$(wc -l <"$T/err")" 3 "summary: lines"
+[ -s "$T/out" ] && fail "summary: something on stdout"
 
 # a stale trace at the output is replaced; anything else is left alone
 mt run -o sub/t.bin -- sh -c 'test ! -e "$MEMTRACE_OUTPUT"'

@@ -8,7 +8,7 @@ cd "$T" || exit 1
 N=5
 
 timeout 60 sh -c 'LD_LIBRARY_PATH='"$SIM"' SIMCUDA_LOG=calls.log \
-	'"$MEMTRACE"' run -o trace.bin -- '"$CLIENTS"'/rt-rob-execloop '$N >out 2>err ||
+	'"$MEMTRACE"' run --no-summary -o trace.bin -- '"$CLIENTS"'/rt-rob-execloop '$N >out 2>err ||
 	fail "exec loop failed or hung: $(cat err)"
 expect_eq "$(cat out)" "done" "client output"
 pid=$("$MEMTRACE" dump trace.bin | awk '$1 == "process" { split($2, kv, "="); print kv[2] }')

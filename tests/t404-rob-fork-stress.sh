@@ -9,7 +9,7 @@ cd "$T" || exit 1
 FORKS=${FORKS:-40}
 
 timeout 120 sh -c 'LD_LIBRARY_PATH='"$SIM"' SIMCUDA_LOG=calls.log \
-	'"$MEMTRACE"' run --depth 4 -o trace.bin -- '"$CLIENTS"'/rt-rob-forkstress '$FORKS >out 2>err ||
+	'"$MEMTRACE"' run --no-summary --depth 4 -o trace.bin -- '"$CLIENTS"'/rt-rob-forkstress '$FORKS >out 2>err ||
 	fail "fork stress failed or hung (exit $?): $(grep -v '^memtrace: wrote' err | head)"
 expect_eq "$(cat out)" "$FORKS forks, $FORKS children ok" "client output"
 ppid=$("$MEMTRACE" dump trace.bin | awk '$1 == "process" { split($2, kv, "="); print kv[2] }')

@@ -33,7 +33,7 @@ rm -f full/*
 
 # --- full disk under `memtrace run`: the command's status, the warning,
 # the trace listed (rt-threads is the shell's child: full/run.PID.bin)
-LD_LIBRARY_PATH=$SIM "$MEMTRACE" run --depth 0 -o full/run.bin -- sh -c '"$0" 1 200000; exit 3' "$CLIENTS/rt-threads" >out 2>err
+LD_LIBRARY_PATH=$SIM "$MEMTRACE" run --no-summary --depth 0 -o full/run.bin -- sh -c '"$0" 1 200000; exit 3' "$CLIENTS/rt-threads" >out 2>err
 expect_eq "$?" 3 "full disk under run: exit status"
 expect_eq "$(cat out)" "1 threads x 200000 pairs" "full disk under run: program output"
 expect_eq "$(sed -E 's/run\.[0-9]+\.bin/run.PID.bin/; s/pid [0-9]+, [0-9]+ events/pid P, N events/' err)" \
@@ -48,7 +48,7 @@ expect_eq "$(tail -n 1 out)" "done" "read-only directory: program output"
 expect_eq "$(cat err)" "memtrace: warning: cannot create trace '$T/ro/trace.bin': Read-only file system; tracing stopped, the program goes on" "read-only directory: stderr"
 expect_eq "$(ls ro | wc -l)" 0 "read-only directory: files"
 # `memtrace run` checks first and refuses before running anything
-LD_LIBRARY_PATH=$SIM "$MEMTRACE" run -o ro/trace.bin -- "$CLIENTS/rt-basic" >out 2>err
+LD_LIBRARY_PATH=$SIM "$MEMTRACE" run --no-summary -o ro/trace.bin -- "$CLIENTS/rt-basic" >out 2>err
 expect_eq "$?" 2 "run into a read-only directory: exit status"
 expect_eq "$(cat err)" "memtrace: cannot write to '$T/ro': Read-only file system" "run into a read-only directory: stderr"
 [ -s out ] && fail "run into a read-only directory ran the command"

@@ -1,7 +1,8 @@
 /*
- * cmd-run.c - memtrace run [-o FILE] [--depth N] [--no-follow] [--] CMD...:
- * runs CMD with libmemtrace.so preloaded, waits for it, lists the traces
- * written, and exits with CMD's status.
+ * cmd-run.c - memtrace run [-o FILE] [--depth N] [--no-follow]
+ * [--no-summary] [--] CMD...: runs CMD with libmemtrace.so preloaded, waits
+ * for it, sums up the run from its traces (the analysis of `memtrace
+ * report`, without a database) or lists them, and exits with CMD's status.
  *
  * The command talks to the library only through the MEMTRACE_* variables of
  * docs/environment.md. It picks a random MEMTRACE_RUN_ID, which the library
@@ -19,6 +20,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdint.h>
@@ -32,6 +34,7 @@
 #include <unistd.h>
 
 #include "cli/cmd.h"
+#include "cli/pipeline.h"
 #include "trace/trace-read.h"
 
 #define LIB_NAME "libmemtrace.so"
@@ -39,7 +42,7 @@
 #define MAX_DEPTH_OPT 256
 
 static const char usage_text[] =
-	"usage: memtrace run [-o FILE] [--depth N] [--no-follow] [--] CMD [ARGS...]\n"
+	"usage: memtrace run [-o FILE] [--depth N] [--no-follow] [--no-summary] [--] CMD [ARGS...]\n"
 	"\n"
 	"Runs CMD with libmemtrace.so preloaded and records its CUDA memory calls.\n"
 	"\n"
@@ -48,9 +51,18 @@ static const char usage_text[] =
 	"  --depth N          native frames per backtrace, 0 to 256 (default 64,\n"
 	"                     0 records no stacks)\n"
 	"  --no-follow        trace only the first process, not its descendants\n"
+	"  --no-summary       list the traces written instead of the summary\n"
+	"\n"
+	"Options end at CMD: what follows is CMD's, options included. They take\n"
+	"their value as --opt=V or --opt V (-oFILE or -o FILE).\n"
 	"\n"
 	"A stale trace at FILE is replaced; any other file there is left alone and\n"
-	"the run refused. At the end the traces written are listed on stderr.\n"
+	"the run refused. When CMD has exited, a summary on stderr gives for each\n"
+	"device the peak reserved, what was live at exit and the failed\n"
+	"allocations (as 'memtrace report' counts them), then the traces written\n"
+	"and the command that reports on them:\n"
+	"  memtrace: device 0: peak 112 MiB, live at exit 20.0 MiB, 0 failed allocations\n"
+	"  memtrace: wrote trace.bin (1 process); next: memtrace report trace.bin\n"
 	"\n"
 	"exit status: CMD's status, 128+N when signal N killed it, 127 when CMD\n"
 	"cannot be found, 126 when it cannot be run; 2 usage error (before CMD runs)\n";
@@ -59,6 +71,7 @@ struct options {
 	const char *output;
 	const char *depth;          /* NULL: the environment's or the default */
 	int no_follow;
+	int no_summary;
 	char **cmd;
 };
 
@@ -73,13 +86,14 @@ struct outpath {
 
 static volatile sig_atomic_t child_pid;
 
-enum { OPT_DEPTH = 256, OPT_NO_FOLLOW };
+enum { OPT_DEPTH = 256, OPT_NO_FOLLOW, OPT_NO_SUMMARY };
 
 static const struct option long_options[] = {
 	{ "help", no_argument, NULL, 'h' },
 	{ "output", required_argument, NULL, 'o' },
 	{ "depth", required_argument, NULL, OPT_DEPTH },
 	{ "no-follow", no_argument, NULL, OPT_NO_FOLLOW },
+	{ "no-summary", no_argument, NULL, OPT_NO_SUMMARY },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -115,6 +129,9 @@ static int parse_options(int argc, char **argv, struct options *o)
 			break;
 		case OPT_NO_FOLLOW:
 			o->no_follow = 1;
+			break;
+		case OPT_NO_SUMMARY:
+			o->no_summary = 1;
 			break;
 		default:
 			return -EXIT_USAGE;
@@ -480,8 +497,123 @@ static int check_trace(const struct outpath *op, const char *name, uint64_t run_
 	return 1;
 }
 
-/* Lists this run's traces on stderr. */
-static void report_written(const struct outpath *op, uint64_t run_id)
+/* A trace's path as the user wrote the output's directory. */
+static void shown_path(const struct outpath *op, const struct written *w, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s%s", op->shown_dir, w->name);
+}
+
+/* " PATH", in single quotes when a shell would split or expand it. */
+static void shell_word(FILE *f, const char *path)
+{
+	if (*path && !path[strspn(path, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+				     "0123456789_./+-=:,@%")]) {
+		fprintf(f, " %s", path);
+		return;
+	}
+	fputs(" '", f);
+	for (; *path; path++) {
+		if (*path == '\'')
+			fputs("'\\''", f);
+		else
+			fputc(*path, f);
+	}
+	fputc('\'', f);
+}
+
+static void ignore_warning(const char *msg)
+{
+	(void)msg;      /* check_trace has said it already */
+}
+
+/*
+ * The figures a person looks at first, from the analysis `memtrace report`
+ * runs (without a database): per device the peak reserved, what was live
+ * at exit and the failed allocations, then the traces and the command that
+ * reports on them. 0, or -1 after one warning saying why not.
+ */
+static int summarize(const struct outpath *op, const struct written *list, size_t n)
+{
+	struct pipeline_opts po;
+	struct pipeline p;
+	char **files = calloc(n, sizeof(char *));
+	char err[1024], a[32], b[32], dn[256], *next = NULL;
+	size_t nproc = 0, len = 0;
+	FILE *cmd = open_memstream(&next, &len);
+	int status, rc = -1;
+
+	memset(&po, 0, sizeof(po));
+	po.no_db = 1;
+	if (!files || !cmd)
+		goto nomem;
+	for (size_t i = 0; i < n; i++) {
+		char path[PATH_MAX + NAME_MAX + 2];
+		size_t j = 0;
+
+		shown_path(op, &list[i], path, sizeof(path));
+		if (!(files[i] = strdup(path)))
+			goto nomem;
+		shell_word(cmd, path);
+		while (j < i && list[j].pid != list[i].pid)
+			j++;
+		nproc += j == i;        /* a pid not seen before (exec keeps it) */
+	}
+	if (fclose(cmd) != 0) {
+		cmd = NULL;
+		goto nomem;
+	}
+	cmd = NULL;
+	if (pipeline_run(&p, files, (int)n, &po, ignore_warning, &status, err, sizeof(err))) {
+		cli_warn("no summary of the run: %s", err);
+		pipeline_free(&p);
+		goto out;
+	}
+	for (int g = 0; g < p.r.ngdevs; g++) {
+		int di = p.r.gdevs[g], nprocs = 0;
+		const struct an_dev *d = &p.a->devs[di];
+		uint64_t failed = 0;
+
+		for (int i = 0; i < p.a->ndevs; i++)
+			nprocs += p.a->devs[i].gdev == di;
+		for (uint32_t i = 0; i < p.a->nfailures; i++) {
+			const struct an_failure *f = &p.a->failures[i];
+			int pd = f->dev >= 0 && f->dev < AN_MAX_DEV ? p.a->procs[f->proc].pdev[f->dev] : -1;
+
+			failed += pd >= 0 && p.a->devs[pd].gdev == di;
+		}
+		cli_error("%s: peak %s, %s at exit %s, %s%" PRIu64 " failed allocation%s",
+			  rep_dev_name(&p.r, d, dn, sizeof(dn)),
+			  rep_size(a, sizeof(a), d->peak.reserved), nprocs > 1 ? "left" : "live",
+			  rep_size(b, sizeof(b), d->left_at_exit),
+			  p.a->failures_total > p.a->nfailures ? "at least " : "", failed,
+			  failed == 1 ? "" : "s");
+	}
+	pipeline_free(&p);
+	if (n == 1)
+		cli_error("wrote %s%s (%zu process); next: memtrace report%s", op->shown_dir,
+			  list[0].name, nproc, next);
+	else
+		cli_error("wrote %zu traces (%zu process%s); next: memtrace report%s", n, nproc,
+			  nproc == 1 ? "" : "es", next);
+	rc = 0;
+	goto out;
+nomem:
+	cli_warn("no summary of the run: out of memory");
+out:
+	if (cmd)
+		fclose(cmd);
+	free(next);
+	for (size_t i = 0; files && i < n; i++)
+		free(files[i]);
+	free(files);
+	return rc;
+}
+
+/*
+ * Says what the run wrote on stderr: the summary, or with --no-summary (or
+ * when the summary cannot be made) one line per trace.
+ */
+static void report_written(const struct options *o, const struct outpath *op, uint64_t run_id)
 {
 	struct written *list = NULL, *grown;
 	size_t n = 0, cap = 0;
@@ -508,11 +640,13 @@ static void report_written(const struct outpath *op, uint64_t run_id)
 
 	if (n == 0)
 		cli_error("no CUDA memory calls were traced; no trace written");
-	qsort(list, n, sizeof(*list), cmp_written);
-	for (size_t i = 0; i < n; i++)
-		cli_error("wrote %s%s (pid %u, %llu event%s)", op->shown_dir, list[i].name,
-			  list[i].pid, (unsigned long long)list[i].events,
-			  list[i].events == 1 ? "" : "s");
+	else
+		qsort(list, n, sizeof(*list), cmp_written);
+	if (n && (o->no_summary || summarize(op, list, n) < 0))
+		for (size_t i = 0; i < n; i++)
+			cli_error("wrote %s%s (pid %u, %llu event%s)", op->shown_dir, list[i].name,
+				  list[i].pid, (unsigned long long)list[i].events,
+				  list[i].events == 1 ? "" : "s");
 	free(list);
 }
 
@@ -543,7 +677,7 @@ int cmd_run(int argc, char **argv)
 		cli_error("cannot run '%s': %s", o.cmd[0], strerror(exec_err));
 		return exec_status(exec_err);
 	}
-	report_written(&op, run_id);
+	report_written(&o, &op, run_id);
 	if (WIFSIGNALED(status))
 		return 128 + WTERMSIG(status);
 	return WEXITSTATUS(status);
