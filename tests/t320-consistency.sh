@@ -122,6 +122,12 @@ def device(trace, d, where):
             bad.append("%s: timeline at the process's end %d: %d, JSON left at exit %d"
                        % (key, ends[trace], ax, d["left_at_exit_bytes"]))
         figs.append("trace %d dev %d %s at_exit %s" % (trace, dv, line, mib(ax)))
+        # and nothing after it: a process's own timeline ends with it (its
+        # last row was put at the end of the run, after it had ended)
+        last = q("SELECT last_ns FROM processes WHERE trace = ?", trace)[0][0]
+        if tl[-1][0] > last:
+            bad.append("%s: a timeline row at %d, after the process's last record at %d"
+                       % (key, tl[-1][0], last))
 
 def tsv(path, tl, key):
     """timeline-devN.tsv: time_s reserved_MiB allocated_MiB cached_MiB, to its precision."""

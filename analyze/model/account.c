@@ -174,15 +174,17 @@ static void timeline_add(struct analysis *a, struct an_dev *d, uint64_t t)
 	d->tl_last = row;
 }
 
-/* The last row: the state at the end of the run. */
+/* The last row: the state at the end of the run, or for a process's own
+   device, at the end of that process (what it left at exit). */
 static void timeline_end(struct analysis *a, struct an_dev *d)
 {
-	struct an_tl_row row = { a->duration, d->reserved, d->allocated };
+	uint64_t end = d->proc >= 0 ? stream_proc(a->s, d->proc)->last_t : a->duration;
+	struct an_tl_row row = { end, d->reserved, d->allocated };
 
 	if (d->tl_pending)
 		tl_keep(a, d, &d->tl_last);
 	d->tl_pending = 0;
-	if (d->ntl && d->tl[d->ntl - 1].t < a->duration)
+	if (d->ntl && d->tl[d->ntl - 1].t < end)
 		tl_keep(a, d, &row);
 }
 
