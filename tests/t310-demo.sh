@@ -27,3 +27,22 @@ if "$MEMTRACE" help plot >/dev/null 2>&1; then
 fi
 grep -q '^next:' "$T/out" || fail "no next steps"
 [ "$(wc -l <"$T/out")" -le 80 ] || fail "demo output is $(wc -l <"$T/out") lines; keep it short"
+
+# The README's report excerpts are what the demo's leak trace reports
+# (times masked; '...' ends an excerpt)
+"$MEMTRACE" report --no-db "$T/demo/leak.bin" >"$T/leak.txt" 2>"$T/err" || fail "report of leak.bin failed"
+python3 - "$ROOT/README.md" "$T/leak.txt" <<'PY' || fail "README's report excerpt differs from the demo's report"
+import re, sys
+readme, report = open(sys.argv[1]).read(), open(sys.argv[2]).read()
+mask = lambda s: re.sub(r"\d+\.\d+ (ms|us|s)\b", "T", s)
+sect = readme[readme.index("## Reading a report"):readme.index("## Recipes")]
+blocks = re.findall(r"```\n(.*?)```", sect, re.S)
+assert len(blocks) == 2, "expected 2 excerpts, found %d" % len(blocks)
+lines = mask(report).splitlines()
+for b in blocks:
+    want = [l for l in mask(b).splitlines() if l.strip() != "..."]
+    if not any(lines[i:i + len(want)] == want for i in range(len(lines))):
+        print("not in the report:\n" + "\n".join(want) + "\n--- report:\n" + mask(report))
+        sys.exit(1)
+PY
+exit 0

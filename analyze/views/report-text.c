@@ -137,11 +137,12 @@ static void device(FILE *f, const struct report *r, int di, int brief)
 					     pk->sample_time - pk->time : pk->time - pk->sample_time),
 				pk->sample_time > pk->time ? "after" : "before");
 		if (pk->untraced >= 0)
-			fprintf(f, ": %s untraced (CUDA context, kernels, libraries%s)\n",
+			fprintf(f, "\n%s  of which %s untraced (CUDA context, kernels, libraries%s)\n", ind,
 				SZ((uint64_t)pk->untraced), d->proc >= 0 ? ", other processes" :
 				", untraced processes");
 		else
-			fprintf(f, ": the sample predates %s of it\n", SZ((uint64_t)-pk->untraced));
+			fprintf(f, "\n%s  (taken before %s of the peak was reserved)\n", ind,
+				SZ((uint64_t)-pk->untraced));
 	}
 	exits(f, a, di, ind);
 	if (l->n) {
