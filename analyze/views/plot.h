@@ -1,0 +1,48 @@
+/*
+ * plot.h - the plots of `memtrace plot`: per device of the run, the data of
+ * a timeline, an address map and the top sites as TSV files, drawn by
+ * gnuplot with the scripts in scripts/. Every figure drawn comes from the
+ * analysis (model/analysis.h) and the report's site groups (model/report.h);
+ * the view only lays the address map out and words the labels.
+ *
+ * Functions return 0 / -1 (with a message in err); they never print.
+ */
+#ifndef MEMTRACE_PLOT_H
+#define MEMTRACE_PLOT_H
+
+#include <stddef.h>
+
+#include "model/analysis.h"
+#include "model/report.h"
+
+#define PLOT_MAP_MAX 20000          /* boxes drawn on an address map: the largest */
+
+/* The allocations of the run with their lifetimes, collected during the
+   analysis pass: plot_map_sink() gives the sink to pass to it. */
+struct plot_map;
+
+struct plot_map *plot_map_new(void);
+void plot_map_free(struct plot_map *m);
+struct an_sink plot_map_sink(struct plot_map *m);
+
+struct plot_out {
+	const char *dir;            /* where the TSV and pictures go */
+	const char *fmt;            /* "png" or "svg" */
+	const char *gnuplot;        /* the gnuplot executable */
+	const char *scripts;        /* the folder of timeline.gp, addrmap.gp, sites.gp */
+};
+
+/* Writes the TSV files of gdev di (an index in r->a->devs) and draws its
+   timeline, address map (m may be NULL: none) and top sites. */
+int plot_device(const struct report *r, const struct plot_map *m, int di,
+		const struct plot_out *o, char *err, size_t errlen);
+
+/* The label of a site in the sites plot: its main frame, then the first
+   frame outward that tells it apart from the other sites of list l. */
+void plot_site_label(const struct rep_list *l, int i, char *buf, size_t len);
+
+/* "leak (pid 1234), device 0" / "train.py (rank 1), device 1" /
+   "3 processes, device 0" */
+void plot_dev_title(const struct report *r, int di, char *buf, size_t len);
+
+#endif
