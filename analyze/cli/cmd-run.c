@@ -36,6 +36,7 @@
 #include "cli/cmd.h"
 #include "cli/pipeline.h"
 #include "trace/trace-read.h"
+#include "views/format.h"
 
 #define LIB_NAME "libmemtrace.so"
 #define DEFAULT_OUTPUT "trace.bin"

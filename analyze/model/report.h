@@ -1,9 +1,9 @@
 /*
  * report.h - the run model every view reads: the analysis (analysis.h),
  * its sites (sites.h), what each device held at its peak by site, the leak
- * candidates, the POSIX shared memory of the run (shm.h); and the
- * formatting helpers the views share. Views format this; they compute
- * nothing of their own.
+ * candidates, the POSIX shared memory of the run (shm.h); and the words
+ * and accessors the views share (views/format.h formats them). Views
+ * format this; they compute nothing of their own.
  */
 #ifndef MEMTRACE_REPORT_H
 #define MEMTRACE_REPORT_H
@@ -61,23 +61,11 @@ int report_text(const struct report *r, FILE *f);
 int report_json(const struct report *r, FILE *f);
 
 /* --- helpers ------------------------------------------------------------ */
-/* "64.0 MiB", "3000 B" */
-const char *rep_size(char *buf, size_t len, uint64_t bytes);
 /* How a process ended: "exit", "_exit", "killed", "exec"; NULL unknown
    (the database and JSON use these words). */
 const char *rep_end_name(enum an_end end);
-/* "+1.234 s", "+2.9 ms" */
-const char *rep_time(char *buf, size_t len, uint64_t ns);
-/* "1.234 s", "2.9 ms": a length of time */
-const char *rep_duration(char *buf, size_t len, uint64_t ns);
 /* "CUDA_ERROR_OUT_OF_MEMORY" / "cudaErrorMemoryAllocation", or NULL */
 const char *rep_error_name(unsigned code, int runtime);
-/* a JSON string, quoted; bytes that are not valid UTF-8 become \u00XX */
-void rep_json_str(FILE *f, const char *s, size_t len);
-/* text for a person: controls and invalid UTF-8 as \xNN */
-void rep_text_str(FILE *f, const char *s, size_t len);
-/* the device's name: "device 0", or "host:0" when the run spans hosts */
-const char *rep_dev_name(const struct report *r, const struct an_dev *d, char *buf, size_t len);
 /* the process's pid and command (arguments joined with spaces) */
 uint32_t rep_pid(const struct analysis *a, int proc);
 struct trace_bytes rep_command_arg(const struct analysis *a, int proc, int *argi);

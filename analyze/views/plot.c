@@ -30,6 +30,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "views/format.h"
 #include "views/plot.h"
 
 static const double MIB = 1048576.0;

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "model/report.h"
+#include "views/format.h"
 
 struct jw {
 	FILE *f;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "model/report.h"
+#include "views/format.h"
 
 /* A size in a rotating buffer: up to 8 per printf. */
 static const char *SZ(uint64_t v)
