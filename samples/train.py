@@ -74,15 +74,18 @@ def parse_args(argv):
 def set_alloc_conf(args):
     """PyTorch reads PYTORCH_CUDA_ALLOC_CONF once, when CUDA initializes, so
     it is set here, before torch is even imported. A value the user set
-    already is kept, with the flag's option appended."""
+    already is kept, with the flag's option appended. From PyTorch 2.9 the
+    name PYTORCH_ALLOC_CONF wins over the old one when both are set, so
+    both get the same value."""
     opt = None
     if args.expandable_segments:
         opt = "expandable_segments:True"
     elif args.async_allocator:
         opt = "backend:cudaMallocAsync"
     if opt:
-        old = os.environ.get("PYTORCH_CUDA_ALLOC_CONF", "")
-        os.environ["PYTORCH_CUDA_ALLOC_CONF"] = old + "," + opt if old else opt
+        old = os.environ.get("PYTORCH_ALLOC_CONF", os.environ.get("PYTORCH_CUDA_ALLOC_CONF", ""))
+        for name in ("PYTORCH_ALLOC_CONF", "PYTORCH_CUDA_ALLOC_CONF"):
+            os.environ[name] = old + "," + opt if old else opt
 
 
 class Batches:
@@ -197,9 +200,9 @@ def main(argv):
         backend = torch.cuda.get_allocator_backend()
     except AttributeError:
         backend = "native"
-    print("train.py: PyTorch %s, GPU %d (%s), allocator %s, PYTORCH_CUDA_ALLOC_CONF=%s"
+    print("train.py: PyTorch %s, GPU %d (%s), allocator %s, PYTORCH_ALLOC_CONF=%s"
           % (torch.__version__, local_rank, torch.cuda.get_device_name(device), backend,
-             os.environ.get("PYTORCH_CUDA_ALLOC_CONF", "")), flush=True)
+             os.environ.get("PYTORCH_ALLOC_CONF", "")), flush=True)
 
     t0 = time.time()
     for epoch in range(args.epochs):

@@ -36,8 +36,13 @@
 # GPU_CHECK_SECONDS (default 450: no step starts after it),
 # GPU_CHECK_NO_NVCC=1 (skip the nvcc steps).
 #
-# Output under $OUT: summary.md (the table), gpu-check.log (what ran),
-# env.txt, logs/STEP.log, traces/STEP*.bin, work/ (sources built), demo/.
+# Output under $OUT: summary.md (the table) and gpu-check.tar.gz, which
+# holds it again with gpu-check.log (what ran), env.txt, logs/STEP.log,
+# traces/STEP*.bin, work/ (sources built) and demo/: one archive, since the
+# device tool brings back only a few files. Steps that time out are killed
+# with their whole process group (timeout signals the group it starts).
+# Run it there with the build carried: run(command="scripts/gpu-check.sh",
+# carry=["build"]), after scripts/gpu-check.sh --prepare here.
 # Exit status 0 when every step that ran passed its checks, 1 otherwise.
 set -u
 cd "$(dirname "$0")/.." || exit 1
@@ -61,20 +66,25 @@ if [ -z "${OUT:-}" ]; then
 	OUT=$(mktemp -d "${TMPDIR:-/tmp}/gpu-check.XXXXXX")
 	echo "gpu-check: OUT is not set; writing to $OUT"
 fi
-mkdir -p "$OUT/logs" "$OUT/traces" "$OUT/work" || exit 1
+# Everything is written under RES; $OUT gets summary.md and one archive of
+# RES at the end, since the device tool brings back only a few files.
+RES=$(mktemp -d "${TMPDIR:-/tmp}/gpu-check-res.XXXXXX") || exit 1
+mkdir -p "$RES/logs" "$RES/traces" "$RES/work" "$OUT" || exit 1
 START=$(date +%s)
 DEADLINE=${GPU_CHECK_SECONDS:-450}
 PY=${PYTHON:-python3}
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 export PATH="$PATH:$CUDA_HOME/bin"
-unset MEMTRACE_OUTPUT MEMTRACE_ROOT_PID MEMTRACE_FOLLOW MEMTRACE_RUN_ID PYTORCH_CUDA_ALLOC_CONF
+# From torch 2.9 PYTORCH_ALLOC_CONF wins over PYTORCH_CUDA_ALLOC_CONF: both
+# are cleared here and both set by each step that sets one.
+unset MEMTRACE_OUTPUT MEMTRACE_ROOT_PID MEMTRACE_FOLLOW MEMTRACE_RUN_ID PYTORCH_CUDA_ALLOC_CONF PYTORCH_ALLOC_CONF
 failures=0
 
-say() { echo "$*" | tee -a "$OUT/gpu-check.log"; }
+say() { echo "$*" | tee -a "$RES/gpu-check.log"; }
 elapsed() { echo $(($(date +%s) - START)); }
 
 # step NAME SECONDS CMD...: runs CMD with a timeout, stdin closed, output in
-# $OUT/logs/NAME.log; sets rc (124: timed out or skipped for lack of time).
+# $RES/logs/NAME.log; sets rc (124: timed out or skipped for lack of time).
 step() {
 	name=$1 t=$2; shift 2
 	left=$((DEADLINE - $(elapsed)))
@@ -85,7 +95,7 @@ step() {
 	fi
 	[ "$t" -gt $left ] && t=$left
 	s0=$(date +%s)
-	timeout -k 5 "$t" "$@" >"$OUT/logs/$name.log" 2>&1 </dev/null
+	timeout -k 5 "$t" "$@" >"$RES/logs/$name.log" 2>&1 </dev/null
 	rc=$?
 	say "$(printf '%-26s exit %3d %4ds' "$name" $rc $(($(date +%s) - s0)))"
 }
@@ -100,7 +110,7 @@ step() {
 	timeout 60 "$PY" -c 'import sys, torch; print(sys.version.split()[0], "torch", torch.__version__, "cuda", torch.version.cuda, "available", torch.cuda.is_available())' 2>&1 | tail -n 1
 	echo "--- ldd build/memtrace"; ldd "$MT" 2>&1
 	echo "--- ldd build/libmemtrace.so"; ldd "$LIB" 2>&1
-} >"$OUT/env.txt" 2>&1
+} >"$RES/env.txt" 2>&1
 
 # The recorder must load into traced programs, and memtrace run here; the
 # libraries they lack may have been carried in build/gpu-libs (--prepare).
@@ -109,7 +119,7 @@ step() {
 # and then traces are taken with LD_PRELOAD rather than `memtrace run`.
 PRELOAD_LIBS=
 if ldd "$LIB" 2>/dev/null | grep -q 'not found' && [ -d "$B/gpu-libs" ]; then
-	PRELOAD_LIBS=$OUT/work/preload-libs
+	PRELOAD_LIBS=$RES/work/preload-libs
 	mkdir -p "$PRELOAD_LIBS"
 	for l in $(ldd "$LIB" 2>/dev/null | awk '$2 == "=>" && $3 == "not" { print $1 }'); do
 		[ -e "$B/gpu-libs/$l" ] && ln -sf "$B/gpu-libs/$l" "$PRELOAD_LIBS/$l"
@@ -124,9 +134,9 @@ if "$MT" --version >/dev/null 2>&1; then
 	MT_OK=1 MT_RUN=1
 elif [ -d "$B/gpu-libs" ] && LD_LIBRARY_PATH="$B/gpu-libs" "$MT" --version >/dev/null 2>&1; then
 	printf '#!/bin/sh\nLD_LIBRARY_PATH="%s${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" exec "%s" "$@"\n' \
-		"$B/gpu-libs" "$MT" >"$OUT/work/memtrace"
-	chmod +x "$OUT/work/memtrace"
-	MT=$OUT/work/memtrace
+		"$B/gpu-libs" "$MT" >"$RES/work/memtrace"
+	chmod +x "$RES/work/memtrace"
+	MT=$RES/work/memtrace
 	MT_OK=1
 	say "memtrace: runs here with build/gpu-libs (analysis only; traces taken with LD_PRELOAD)"
 fi
@@ -151,7 +161,7 @@ fi
 
 # traced TRACE CMD...: CMD under memtrace, its first trace at TRACE (a
 # script, not a function, so that timeout can run it).
-TRACED=$OUT/work/traced.sh
+TRACED=$RES/work/traced.sh
 if [ $MT_RUN = 1 ]; then
 	printf '#!/bin/sh\nout=$1; shift\nexec "%s" run -o "$out" -- "$@"\n' "$MT" >"$TRACED"
 else
@@ -179,12 +189,23 @@ dump_peak() {
 # report_peak TRACE: the highest peak_reserved_bytes of `memtrace report --json`.
 report_peak() {
 	[ $REPORT_OK = 1 ] || { echo "-"; return; }
-	timeout -k 5 90 "$MT" report --json "$1" 2>"$OUT/logs/report-$(basename "$1" .bin).err" |
+	timeout -k 5 90 "$MT" report --json "$1" 2>"$RES/logs/report-$(basename "$1" .bin).err" |
 		python3 -c 'import json, sys
 try:
     r = json.load(sys.stdin)
     print(max(d["peak_reserved_bytes"] for d in r["devices"]))
 except Exception as e:
+    print("-")' 2>/dev/null || echo "-"
+}
+
+# report_retries TRACE: the out-of-memory retries `memtrace report --json` found.
+report_retries() {
+	[ $REPORT_OK = 1 ] || { echo "-"; return; }
+	timeout -k 5 90 "$MT" report --no-db --json "$1" 2>/dev/null |
+		python3 -c 'import json, sys
+try:
+    print(len(json.load(sys.stdin)["oom_retries"]))
+except Exception:
     print("-")' 2>/dev/null || echo "-"
 }
 
@@ -196,32 +217,39 @@ torch_val() { # LOG NAME: the N of "NAME=N" in LOG
 
 mib() { case "$1" in *[!0-9]*|"") echo "$1" ;; *) awk -v b="$1" 'BEGIN { printf "%.1f", b / 1048576 }' ;; esac; }
 
-SUM=$OUT/summary.md
+SUM=$RES/summary.md
 {
 	echo "# gpu-check $(date -u '+%Y-%m-%d %H:%M UTC') ($([ $SIMMODE = 1 ] && echo simulated GPU || echo real GPU))"
 	echo
 	echo "MiB. memtrace peak: device bytes live at once (report --json / raw records); torch: what the run printed."
 	echo
-	echo "| step | exit | events | memtrace peak (report) | memtrace peak (dump) | torch max reserved | torch max allocated | check |"
-	echo "| --- | --- | --- | --- | --- | --- | --- | --- |"
+	echo "| step | exit | events | memtrace peak (report) | memtrace peak (dump) | torch max reserved | torch max allocated | OOM retries memtrace/torch | segments memtrace/torch | check |"
+	echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
 } >"$SUM"
 
 # row NAME TRACE CHECK: a summary row for the step just run. A CHECK that
 # is not "ok" counts as a failure.
 row() {
 	name=$1 trace=$2 check=$3
-	events=- rp=- dp=- tr=- ta=-
+	events=- rp=- dp=- tr=- ta=- mr=- ms=- tret=- tseg=-
 	if [ -f "$trace" ] && [ $MT_OK = 1 ]; then
 		events=$(timeout -k 5 60 "$MT" dump "$trace" 2>/dev/null | grep -cE '^(alloc|free) ')
 		rp=$(report_peak "$trace")
 		dp=$(dump_peak "$trace" | cut -d' ' -f1)
+		mr=$(report_retries "$trace")
+		ms=$(timeout -k 5 60 "$MT" dump "$trace" 2>/dev/null |
+			grep -cE '^alloc .* kind=(device|vmm_map) .* result=0 ')
 	fi
-	tr=$(torch_val "$OUT/logs/$name.log" max_memory_reserved)
-	ta=$(torch_val "$OUT/logs/$name.log" max_memory_allocated)
+	tret=$(torch_val "$RES/logs/$name.log" num_alloc_retries)
+	tseg=$(torch_val "$RES/logs/$name.log" num_device_alloc)
+	tr=$(torch_val "$RES/logs/$name.log" max_memory_reserved)
+	ta=$(torch_val "$RES/logs/$name.log" max_memory_allocated)
 	if [ "$check" = compare ]; then
 		if [ "$rc" != 0 ]; then check="exit $rc"
+		elif [ ! -f "$trace" ]; then check="no trace"
 		elif [ "$tr" = - ]; then check="no torch figure"
 		elif [ $MT_OK = 0 ]; then check="trace only (analyze elsewhere)"
+		elif [ "$tret" != - ] && [ "$mr" != - ] && [ "$tret" != "$mr" ]; then check="retries differ"
 		elif [ "$dp" = "$tr" ] && { [ "$rp" = - ] || [ "$rp" = "$tr" ]; }; then check=ok
 		else check="differs"
 		fi
@@ -230,13 +258,69 @@ row() {
 		if [ "$rp" = - ] || [ "$rp" = "$dp" ]; then check=ok; else check="report and dump differ"; fi
 	fi
 	case "$check" in ok|skipped*|"trace only"*) ;; *) failures=$((failures + 1)) ;; esac
-	echo "| $name | $rc | $events | $(mib "$rp") | $(mib "$dp") | $(mib "$tr") | $(mib "$ta") | $check |" >>"$SUM"
+	echo "| $name | $rc | $events | $(mib "$rp") | $(mib "$dp") | $(mib "$tr") | $(mib "$ta") | $mr/$tret | $ms/$tseg | $check |" >>"$SUM"
 }
 
-skip_row() { echo "| $1 | - | - | - | - | - | - | skipped: $2 |" >>"$SUM"; say "$(printf '%-26s skipped: %s' "$1" "$2")"; }
+skip_row() { echo "| $1 | - | - | - | - | - | - | - | - | skipped: $2 |" >>"$SUM"; say "$(printf '%-26s skipped: %s' "$1" "$2")"; }
+
+W=$RES/work
+# --- PyTorch allocations --------------------------------------------------------
+cat >"$W/alloc.py" <<'EOF'
+# alloc.py - gpu-check's PyTorch allocations: small, 1-10 MiB and large
+# tensors, frees, an empty_cache, and the figures PyTorch keeps.
+import torch
+dev = torch.device("cuda", 0)
+keep = [torch.empty(m << 20, dtype=torch.uint8, device=dev) for m in (1, 3, 7, 12, 33, 64)]
+small = [torch.empty(4096 * (i + 1), dtype=torch.uint8, device=dev) for i in range(50)]
+del keep[1::2]
+x = torch.empty(100 << 20, dtype=torch.uint8, device=dev)
+del x, keep, small
+torch.cuda.empty_cache()
+y = [torch.empty(4 << 20, dtype=torch.uint8, device=dev) for _ in range(10)]
+z = torch.randn(1024, 1024, device=dev) @ torch.randn(1024, 1024, device=dev)
+torch.cuda.synchronize()
+# an out-of-memory error on purpose: the allocator frees its cache and
+# retries once before it gives up (num_alloc_retries)
+try:
+    torch.empty(1 << 50, dtype=torch.uint8, device=dev)
+except torch.cuda.OutOfMemoryError:
+    print("alloc.py: out of memory, as asked")
+st = torch.cuda.memory_stats(dev)
+for k in ("num_alloc_retries", "num_ooms", "num_device_alloc", "num_device_free"):
+    if k in st:
+        print("alloc.py: %s=%d" % (k, st[k]))
+print("alloc.py: backend %s" % torch.cuda.get_allocator_backend())
+print("alloc.py: max_memory_allocated=%d" % torch.cuda.max_memory_allocated(dev))
+print("alloc.py: max_memory_reserved=%d" % torch.cuda.max_memory_reserved(dev))
+EOF
+
+if [ $TORCH_OK = 1 ]; then
+	for conf in default expandable async; do
+		case $conf in
+		default) ac= ;;
+		expandable) ac=expandable_segments:True ;;
+		async) ac=backend:cudaMallocAsync ;;
+		esac
+		step "torch-$conf" 90 env ${ac:+PYTORCH_CUDA_ALLOC_CONF=$ac PYTORCH_ALLOC_CONF=$ac} "$TRACED" "$RES/traces/torch-$conf.bin" "$PY" "$W/alloc.py"
+		row "torch-$conf" "$RES/traces/torch-$conf.bin" compare
+	done
+	for flags in "" --checkpoint --amp --empty-cache --expandable-segments --async-allocator \
+		"--workers 2 --sharing-strategy file_system"; do
+		name=train$(echo "$flags" | sed 's/^--/-/; s/ --/-/g; s/ /-/g')
+		step "$name" 120 "$TRACED" "$RES/traces/$name.bin" "$PY" "$ROOT/samples/train.py" --epochs 1 --steps 10 $flags
+		row "$name" "$RES/traces/$name.bin" compare
+	done
+else
+	skip_row torch "no PyTorch with CUDA"
+	step train-no-torch 60 "$PY" "$ROOT/samples/train.py" --epochs 1
+	if [ $rc = 1 ] && grep -q '^train.py: ' "$RES/logs/train-no-torch.log"; then
+		row train-no-torch none ok
+	else
+		row train-no-torch none "expected exit 1 with a message"
+	fi
+fi
 
 # --- nvcc programs ------------------------------------------------------------
-W=$OUT/work
 cat >"$W/prog.cu" <<'EOF'
 // prog.cu - gpu-check's CUDA program: 64 MiB cudaMalloc written by a kernel,
 // 32 MiB cudaMallocAsync, 8 MiB pinned host, then a failing 1 PiB cudaMalloc.
@@ -278,8 +362,8 @@ EOF
 # nvcc_check NAME EXPECTED-API: the trace holds the 64 MiB allocation under
 # that API name, the async and host ones, and the failure.
 nvcc_check() {
-	d=$OUT/traces/$1.dump
-	timeout -k 5 60 "$MT" dump "$OUT/traces/$1.bin" >"$d" 2>&1 || { echo "no dump"; return; }
+	d=$RES/traces/$1.dump
+	timeout -k 5 60 "$MT" dump "$RES/traces/$1.bin" >"$d" 2>&1 || { echo "no dump"; return; }
 	miss=""
 	grep -qE "^alloc .* api=$2 kind=device .*bytes=67108864 result=0 " "$d" || miss="$miss 64MiB-$2"
 	grep -qE '^alloc .* kind=async .*bytes=33554432 result=0 ' "$d" || miss="$miss async"
@@ -298,74 +382,28 @@ elif command -v nvcc >/dev/null 2>&1; then
 			row "nvcc-$v-build" none "build failed"
 			continue
 		fi
-		step "nvcc-$v" 60 "$TRACED" "$OUT/traces/nvcc-$v.bin" "$W/prog-$v"
+		step "nvcc-$v" 60 "$TRACED" "$RES/traces/nvcc-$v.bin" "$W/prog-$v"
 		api=cuMemAlloc_v2; [ $v = shared ] && api=cudaMalloc
 		if [ $rc != 0 ] && [ $SIMMODE = 1 ]; then
 			skip_row "nvcc-$v" "nvcc programs need the real runtime and driver (exit $rc)"
 		elif [ $MT_OK = 1 ] && [ $rc = 0 ]; then
-			row "nvcc-$v" "$OUT/traces/nvcc-$v.bin" "$(nvcc_check "nvcc-$v" $api)"
+			row "nvcc-$v" "$RES/traces/nvcc-$v.bin" "$(nvcc_check "nvcc-$v" $api)"
 		else
-			row "nvcc-$v" "$OUT/traces/nvcc-$v.bin" "exit $rc"
+			row "nvcc-$v" "$RES/traces/nvcc-$v.bin" "exit $rc"
 		fi
 	done
 else
 	skip_row nvcc "no nvcc"
 fi
 
-# --- PyTorch allocations --------------------------------------------------------
-cat >"$W/alloc.py" <<'EOF'
-# alloc.py - gpu-check's PyTorch allocations: small, 1-10 MiB and large
-# tensors, frees, an empty_cache, and the figures PyTorch keeps.
-import torch
-dev = torch.device("cuda", 0)
-keep = [torch.empty(m << 20, dtype=torch.uint8, device=dev) for m in (1, 3, 7, 12, 33, 64)]
-small = [torch.empty(4096 * (i + 1), dtype=torch.uint8, device=dev) for i in range(50)]
-del keep[1::2]
-x = torch.empty(100 << 20, dtype=torch.uint8, device=dev)
-del x, keep, small
-torch.cuda.empty_cache()
-y = [torch.empty(4 << 20, dtype=torch.uint8, device=dev) for _ in range(10)]
-z = torch.randn(1024, 1024, device=dev) @ torch.randn(1024, 1024, device=dev)
-torch.cuda.synchronize()
-print("alloc.py: backend %s" % torch.cuda.get_allocator_backend())
-print("alloc.py: max_memory_allocated=%d" % torch.cuda.max_memory_allocated(dev))
-print("alloc.py: max_memory_reserved=%d" % torch.cuda.max_memory_reserved(dev))
-EOF
-
-if [ $TORCH_OK = 1 ]; then
-	for conf in default expandable async; do
-		case $conf in
-		default) ac= ;;
-		expandable) ac=expandable_segments:True ;;
-		async) ac=backend:cudaMallocAsync ;;
-		esac
-		step "torch-$conf" 90 env ${ac:+PYTORCH_CUDA_ALLOC_CONF=$ac} "$TRACED" "$OUT/traces/torch-$conf.bin" "$PY" "$W/alloc.py"
-		row "torch-$conf" "$OUT/traces/torch-$conf.bin" compare
-	done
-	for flags in "" --checkpoint --amp --empty-cache --expandable-segments --async-allocator \
-		"--workers 2 --sharing-strategy file_system"; do
-		name=train$(echo "$flags" | sed 's/^--/-/; s/ --/-/g; s/ /-/g')
-		step "$name" 120 "$TRACED" "$OUT/traces/$name.bin" "$PY" "$ROOT/samples/train.py" --epochs 1 --steps 10 $flags
-		row "$name" "$OUT/traces/$name.bin" compare
-	done
-else
-	skip_row torch "no PyTorch with CUDA"
-	step train-no-torch 60 "$PY" "$ROOT/samples/train.py" --epochs 1
-	if [ $rc = 1 ] && grep -q '^train.py: ' "$OUT/logs/train-no-torch.log"; then
-		row train-no-torch none ok
-	else
-		row train-no-torch none "expected exit 1 with a message"
-	fi
-fi
-
 # --- the C samples ------------------------------------------------------------
 if [ -x "$B/samples/leak" ]; then
-	step demo 150 env MEMTRACE_DEMO_DIR="$OUT/demo" "$ROOT/scripts/demo.sh"
+	step demo 150 env MEMTRACE_DEMO_DIR="$RES/demo" "$ROOT/scripts/demo.sh"
 	if [ $rc = 0 ]; then row demo none ok; else row demo none "exit $rc"; fi
 	for s in leak fragmentation activations activations-checkpoint stream-ordered pinned-expandable; do
-		[ -f "$OUT/demo/$s.bin" ] || continue
+		[ -f "$RES/demo/$s.bin" ] || continue
 		rc=0
-		row "demo/$s" "$OUT/demo/$s.bin" same
+		row "demo/$s" "$RES/demo/$s.bin" same
 	done
 else
 	skip_row demo "no build/samples"
@@ -377,5 +415,7 @@ fi
 	echo "Logs in logs/, traces in traces/ and demo/, the environment in env.txt."
 } >>"$SUM"
 say "gpu-check: $failures failed check(s), $(elapsed) s; summary in $SUM"
-cat "$SUM"
+cp "$SUM" "$OUT/summary.md"
+tar czf "$OUT/gpu-check.tar.gz" -C "$RES" . && rm -rf "$RES"
+cat "$OUT/summary.md"
 [ $failures = 0 ]

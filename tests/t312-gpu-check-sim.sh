@@ -17,12 +17,16 @@ PY
 chmod +x "$T/python"
 OUT=$T/out PYTHON=$T/python GPU_CHECK_NO_NVCC=1 timeout 300 "$ROOT/scripts/gpu-check.sh" --sim >"$T/log" 2>&1 ||
 	fail "gpu-check --sim failed: $(tail -n 30 "$T/log")"
+# $OUT holds the summary and one archive of everything else
+expect_eq "$(ls "$T/out" | tr '\n' ' ')" "gpu-check.tar.gz summary.md " "what comes back"
+mkdir "$T/res" && tar xzf "$T/out/gpu-check.tar.gz" -C "$T/res" || fail "the archive does not unpack"
 S=$T/out/summary.md
-for f in "$S" "$T/out/env.txt" "$T/out/gpu-check.log"; do [ -s "$f" ] || fail "no $f"; done
+cmp -s "$S" "$T/res/summary.md" || fail "the archive's summary differs"
+for f in "$S" "$T/res/env.txt" "$T/res/gpu-check.log"; do [ -s "$f" ] || fail "no $f"; done
 for step in torch-default torch-expandable torch-async train train-checkpoint train-amp train-empty-cache \
 	train-expandable-segments train-async-allocator train-workers-2-sharing-strategy-file_system; do
-	grep -q "^| $step | 0 | 72 | 112.0 | 112.0 | 112.0 | 112.0 | ok |$" "$S" || fail "row $step: $(grep "^| $step " "$S")"
-	[ -s "$T/out/traces/$step.bin" ] || fail "no trace for $step"
+	grep -q "^| $step | 0 | 72 | 112.0 | 112.0 | 112.0 | 112.0 | 0/- | 41/- | ok |$" "$S" || fail "row $step: $(grep "^| $step " "$S")"
+	[ -s "$T/res/traces/$step.bin" ] || fail "no trace for $step"
 done
 for s in leak fragmentation activations activations-checkpoint stream-ordered pinned-expandable; do
 	grep -q "^| demo/$s | 0 | .* | ok |$" "$S" || fail "row demo/$s: $(grep "demo/$s " "$S")"
