@@ -98,7 +98,7 @@ loads "memtrace: warning: 'cut.bin': truncated: the last slab has 100 of 65536 b
 head -c 1000 good.bin >cuthdr.bin
 loads "memtrace: warning: 'cuthdr.bin': truncated before the first slab (1000 of 65536 header bytes); no records" cuthdr.bin
 mt dump cuthdr.bin
-expect_eq "$(cat out)" "# trace 'cuthdr.bin': format 1.1, pid $(od -An -tu4 -j 20 -N 4 good.bin | tr -d ' '), slab 65536, 0 records" "dump of a trace cut before its first slab"
+expect_eq "$(cat out)" "# trace 'cuthdr.bin': format 1.2, pid $(od -An -tu4 -j 20 -N 4 good.bin | tr -d ' '), slab 65536, 0 records" "dump of a trace cut before its first slab"
 
 # bad arguments, every subcommand: one line, status 2, nothing on stdout
 usage() { # LINE ARGS...

@@ -21,13 +21,16 @@
  * it), then lower process index, then file order.
  *
  * Only the records that change the state the analysis follows (events,
- * pool and memory samples, shared memory operations) are in time order
- * within a slab. The others are written as a side effect of an event and
+ * pool and memory samples, shared memory operations, framework events) are
+ * in time order within a slab. The others are written as a side effect of an event and
  * may carry a later time than the event after them: an allocation's time is
  * taken when the call returns, then its stack is interned, which writes
  * MODULE records stamped when the modules are read. So a record of the
  * other kinds is merged at the time of the next state record of its slab
  * (it comes just before that one), and keeps its own time in srec.t.
+ * Framework events (FW_EVENT) sit in slabs of their own, written long after
+ * they happened; their stacks and notes (FW_STACK, FW_INFO) are side records
+ * in the slab of the thread that handed them over.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -97,7 +100,7 @@ static int is_free(uint8_t type)
 static int is_state(uint8_t type)
 {
 	return (type >= MT_REC_ALLOC && type <= MT_REC_FREE_EX) || type == MT_REC_POOL ||
-	       type == MT_REC_MEMINFO || type == MT_REC_SHM;
+	       type == MT_REC_MEMINFO || type == MT_REC_SHM || type == MT_REC_FW_EVENT;
 }
 
 /* The due of a record with nothing after it that is due. */

@@ -52,6 +52,16 @@ struct trace {
 	const struct mt_process *process;
 	struct trace_exit exit;
 	struct trace_stats stats;
+	struct fw_stack_ref *fw_stacks;     /* sorted by id, ids unique */
+	uint32_t nfw_stacks;
+	const struct mt_fw_info **fw_infos; /* in file order */
+	uint64_t *fw_info_times;
+	uint32_t nfw_infos;
+};
+
+struct fw_stack_ref {
+	uint32_t id;
+	const struct mt_fw_stack *rec;
 };
 
 /* The walk's findings: damage counts and, on a bad record, the message. */
@@ -91,6 +101,9 @@ static int type_rule(unsigned type, uint32_t *min, int *is_long)
 		[MT_REC_PYCODE] = { sizeof(struct mt_pycode), 1 },
 		[MT_REC_SHM] = { sizeof(struct mt_shm), 1 },
 		[MT_REC_EXIT] = { sizeof(struct mt_exit), 0 },
+		[MT_REC_FW_EVENT] = { sizeof(struct mt_fw_event), 0 },
+		[MT_REC_FW_STACK] = { sizeof(struct mt_fw_stack), 1 },
+		[MT_REC_FW_INFO] = { sizeof(struct mt_fw_info), 1 },
 	};
 
 	if (type == 0 || type >= sizeof(rules) / sizeof(rules[0]))
@@ -166,6 +179,40 @@ static int check_body(const struct trace *t, const unsigned char *p, uint32_t si
 		what = "strings";
 		break;
 	}
+	case MT_REC_FW_EVENT:
+		if (((const struct mt_head *)p)->a == 0) {
+			set_err(sc->err, sc->errlen, "'%s': corrupt fw_event record at offset %#llx: action 0",
+				t->path, (unsigned long long)off);
+			return -1;
+		}
+		break;
+	case MT_REC_FW_STACK: {
+		const struct mt_fw_stack *r = (const void *)p;
+		if (r->id == 0) {
+			set_err(sc->err, sc->errlen, "'%s': corrupt fw_stack record at offset %#llx: id 0",
+				t->path, (unsigned long long)off);
+			return -1;
+		}
+		/* Each frame is at least its 8-byte head: the walk is bounded
+		   by the record size, whatever nframes says. */
+		need = sizeof(*r);
+		for (uint32_t i = 0; i < r->nframes && need <= size; i++) {
+			const struct mt_fw_frame *f = (const void *)(p + need);
+			if (need + sizeof(*f) > size) {
+				need += sizeof(*f);
+				break;
+			}
+			need += sizeof(*f) + (uint64_t)f->file_len + f->func_len;
+		}
+		what = "frames";
+		break;
+	}
+	case MT_REC_FW_INFO: {
+		const struct mt_fw_info *r = (const void *)p;
+		need = sizeof(*r) + (uint64_t)r->len;
+		what = "strings";
+		break;
+	}
 	}
 	if (need > size) {
 		set_err(sc->err, sc->errlen,
@@ -201,6 +248,12 @@ static int time_delta(const unsigned char *p, uint32_t *delta)
 		return 1;
 	case MT_REC_EXIT:
 		*delta = ((const struct mt_exit *)p)->time_delta;
+		return 1;
+	case MT_REC_FW_EVENT:
+		*delta = ((const struct mt_fw_event *)p)->time_delta;
+		return 1;
+	case MT_REC_FW_INFO:
+		*delta = ((const struct mt_fw_info *)p)->time_delta;
 		return 1;
 	}
 	return 0;
@@ -438,12 +491,70 @@ static int check_header(struct trace *t, char *err, size_t errlen)
 	return 0;
 }
 
+static int fw_stack_cmp(const void *a, const void *b)
+{
+	uint32_t x = ((const struct fw_stack_ref *)a)->id, y = ((const struct fw_stack_ref *)b)->id;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Notes a framework stack or info record for the accessors; -1 on ENOMEM. */
+static int index_fw(struct trace *t, const struct trace_rec *rec, uint32_t *cap_s, uint32_t *cap_i)
+{
+	if (rec->type == MT_REC_FW_STACK) {
+		if (t->nfw_stacks == *cap_s) {
+			uint32_t cap = *cap_s ? *cap_s * 2 : 64;
+			void *p = realloc(t->fw_stacks, cap * sizeof(*t->fw_stacks));
+			if (!p)
+				return -1;
+			t->fw_stacks = p;
+			*cap_s = cap;
+		}
+		t->fw_stacks[t->nfw_stacks].id = ((const struct mt_fw_stack *)rec->p)->id;
+		t->fw_stacks[t->nfw_stacks++].rec = rec->p;
+	} else if (rec->type == MT_REC_FW_INFO) {
+		if (t->nfw_infos == *cap_i) {
+			uint32_t cap = *cap_i ? *cap_i * 2 : 8;
+			void *p = realloc(t->fw_infos, cap * sizeof(*t->fw_infos));
+			if (!p)
+				return -1;
+			t->fw_infos = p;
+			p = realloc(t->fw_info_times, cap * sizeof(*t->fw_info_times));
+			if (!p)
+				return -1;
+			t->fw_info_times = p;
+			*cap_i = cap;
+		}
+		t->fw_info_times[t->nfw_infos] = rec->time_ns;
+		t->fw_infos[t->nfw_infos++] = rec->p;
+	}
+	return 0;
+}
+
+/* Sorts the FW stacks by id; a second stack with the same id is damage. */
+static int sort_fw_stacks(struct trace *t, char *err, size_t errlen)
+{
+	if (t->nfw_stacks > 1)
+		qsort(t->fw_stacks, t->nfw_stacks, sizeof(*t->fw_stacks), fw_stack_cmp);
+	for (uint32_t i = 1; i < t->nfw_stacks; i++)
+		if (t->fw_stacks[i].id == t->fw_stacks[i - 1].id) {
+			const struct fw_stack_ref *a = &t->fw_stacks[i - 1], *b = &t->fw_stacks[i];
+			const void *later = (const void *)a->rec > (const void *)b->rec ? a->rec : b->rec;
+			set_err(err, errlen, "'%s': corrupt fw_stack record at offset %#llx: "
+				"a second fw_stack with id %u", t->path,
+				(unsigned long long)((const unsigned char *)later - t->map), b->id);
+			return -1;
+		}
+	return 0;
+}
+
 /* Checks the header and every record of t, counting; frees t on failure. */
 static struct trace *validate(struct trace *t, char *err, size_t errlen)
 {
 	struct trace_iter it;
 	struct trace_rec rec;
 	struct scan sc = { 0, err, errlen };
+	uint32_t cap_s = 0, cap_i = 0;
 	int r;
 
 	t->stats.file_size = t->size;
@@ -478,6 +589,12 @@ static struct trace *validate(struct trace *t, char *err, size_t errlen)
 		t->stats.records++;
 		if (rec.type >= MT_REC_ALLOC && rec.type <= MT_REC_FREE_EX)
 			t->stats.events++;
+		if (rec.type == MT_REC_FW_EVENT)
+			t->stats.fw_events++;
+		if ((rec.type == MT_REC_FW_STACK || rec.type == MT_REC_FW_INFO) &&
+		    index_fw(t, &rec, &cap_s, &cap_i) < 0)
+			return fail(t, ENOMEM, err, errlen, "cannot read '%s': %s", t->path,
+				    strerror(ENOMEM));
 		if (rec.type == MT_REC_PROCESS && !t->process)
 			t->process = rec.p;
 		if (rec.type == MT_REC_EXIT) {
@@ -497,7 +614,7 @@ static struct trace *validate(struct trace *t, char *err, size_t errlen)
 		if (!trace_type_name(rec.type))
 			t->stats.unknown++;
 	}
-	if (r < 0)
+	if (r < 0 || sort_fw_stacks(t, err, errlen) < 0)
 		return fail(t, EINVAL, NULL, 0, "");
 	t->stats.torn = sc.torn;
 	if (t->size < t->header_size)
@@ -580,6 +697,9 @@ void trace_close(struct trace *t)
 		munmap((void *)t->map, (size_t)t->size);
 	free(t->group_slabs);
 	free(t->group_left);
+	free(t->fw_stacks);
+	free(t->fw_infos);
+	free(t->fw_info_times);
 	free(t->path);
 	free(t);
 }
@@ -690,6 +810,84 @@ struct trace_bytes trace_shm_name(const struct mt_shm *s)
 	return b;
 }
 
+const struct mt_fw_stack *trace_fw_stack(const struct trace *t, uint32_t id)
+{
+	uint32_t lo = 0, hi = t->nfw_stacks;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (t->fw_stacks[mid].id == id)
+			return t->fw_stacks[mid].rec;
+		if (t->fw_stacks[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+uint32_t trace_fw_frames(const struct mt_fw_stack *s, struct trace_fw_frame *out, uint32_t max)
+{
+	const char *p = (const char *)(s + 1);
+
+	/* trace_open() checked that all nframes frames fit the record. */
+	for (uint32_t i = 0; i < s->nframes && i < max; i++) {
+		struct mt_fw_frame f;
+
+		memcpy(&f, p, sizeof(f));   /* frames are packed: maybe unaligned */
+		p += sizeof(f);
+		out[i].file = p;
+		out[i].file_len = f.file_len;
+		out[i].function = p + f.file_len;
+		out[i].function_len = f.func_len;
+		out[i].line = f.line;
+		p += (size_t)f.file_len + f.func_len;
+	}
+	return s->nframes;
+}
+
+uint32_t trace_fw_stack_frames(const struct trace *t, uint32_t id, struct trace_fw_frame *out,
+			       uint32_t max)
+{
+	const struct mt_fw_stack *s = id ? trace_fw_stack(t, id) : NULL;
+
+	return s ? trace_fw_frames(s, out, max) : 0;
+}
+
+uint32_t trace_fw_ninfo(const struct trace *t)
+{
+	return t->nfw_infos;
+}
+
+int trace_fw_info(const struct trace *t, uint32_t i, struct trace_bytes *text, uint64_t *time_ns)
+{
+	if (i >= t->nfw_infos)
+		return -1;
+	*text = trace_fw_info_text(t->fw_infos[i]);
+	if (time_ns)
+		*time_ns = t->fw_info_times[i];
+	return 0;
+}
+
+struct trace_bytes trace_fw_info_text(const struct mt_fw_info *r)
+{
+	struct trace_bytes b = { (const char *)(r + 1), r->len };
+	return b;
+}
+
+const char *trace_fw_action_name(unsigned action)
+{
+	static const char *const names[] = {
+		[MT_FW_ALLOC] = "alloc", [MT_FW_FREE_REQUESTED] = "free_requested",
+		[MT_FW_FREE_COMPLETED] = "free_completed", [MT_FW_SEGMENT_ALLOC] = "segment_alloc",
+		[MT_FW_SEGMENT_FREE] = "segment_free", [MT_FW_SEGMENT_MAP] = "segment_map",
+		[MT_FW_SEGMENT_UNMAP] = "segment_unmap", [MT_FW_OOM] = "oom",
+	};
+
+	return action < sizeof(names) / sizeof(names[0]) ? names[action] : NULL;
+}
+
 const char *trace_exit_how_name(unsigned how)
 {
 	static const char *const names[] = { [MT_EXIT_EXIT] = "exit", [MT_EXIT__EXIT] = "_exit" };
@@ -752,7 +950,8 @@ const char *trace_type_name(unsigned type)
 		[MT_REC_POOL] = "pool", [MT_REC_MEMINFO] = "meminfo",
 		[MT_REC_TIMEBASE] = "timebase", [MT_REC_DRIVER] = "driver",
 		[MT_REC_NOTE] = "note", [MT_REC_PYCODE] = "pycode", [MT_REC_SHM] = "shm",
-		[MT_REC_EXIT] = "exit",
+		[MT_REC_EXIT] = "exit", [MT_REC_FW_EVENT] = "fw_event",
+		[MT_REC_FW_STACK] = "fw_stack", [MT_REC_FW_INFO] = "fw_info",
 	};
 
 	return type < sizeof(names) / sizeof(names[0]) ? names[type] : NULL;

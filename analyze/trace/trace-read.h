@@ -36,6 +36,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "memtrace/framework.h"
 #include "memtrace/trace-format.h"
 
 struct trace;
@@ -44,6 +45,7 @@ struct trace;
 struct trace_stats {
 	uint64_t records;       /* valid records, unknown types included */
 	uint64_t events;        /* ALLOC, FREE, ALLOC_EX and FREE_EX records */
+	uint64_t fw_events;     /* FW_EVENT records (format 1.2) */
 	uint64_t unknown;       /* records of a type this reader does not know */
 	uint64_t slabs;         /* slabs with a valid slab header */
 	uint64_t torn;          /* torn records skipped (at most one per slab) */
@@ -159,6 +161,43 @@ struct trace_bytes trace_shm_name(const struct mt_shm *s);
 /* A code object's file name, qualified name (UTF-8) and raw line table. */
 void trace_pycode_strings(const struct mt_pycode *c, struct trace_bytes *filename,
 			  struct trace_bytes *name, struct trace_bytes *linetable);
+
+/*
+ * Framework records (format 1.2). trace_open() checked every FW_STACK (id
+ * > 0, unique in the file, all nframes frames inside the record) and every
+ * FW_INFO (its text inside the record).
+ */
+/* One frame of a framework stack: strings point into the trace, not
+   NUL-terminated, may hold any byte. */
+struct trace_fw_frame {
+	const char *file;
+	size_t file_len;
+	const char *function;
+	size_t function_len;
+	uint32_t line;
+};
+/* The FW_STACK record with that id, or NULL (no such record, or id 0). */
+const struct mt_fw_stack *trace_fw_stack(const struct trace *t, uint32_t id);
+/*
+ * Fills out[0..] with the frames of s, innermost first, at most max of
+ * them; returns how many the stack has (s->nframes), which may be more
+ * than max: call again with a larger out to get them all.
+ */
+uint32_t trace_fw_frames(const struct mt_fw_stack *s, struct trace_fw_frame *out, uint32_t max);
+/* The same for the FW stack id of t; 0 when t has no such stack. */
+uint32_t trace_fw_stack_frames(const struct trace *t, uint32_t id, struct trace_fw_frame *out,
+			       uint32_t max);
+/* How many FW_INFO records t has. */
+uint32_t trace_fw_ninfo(const struct trace *t);
+/* FW_INFO number i (file order, from 0): its "key=value\n" text and its
+   absolute CLOCK_MONOTONIC time (time_ns may be NULL); 0, or -1 when there
+   is no record i. */
+int trace_fw_info(const struct trace *t, uint32_t i, struct trace_bytes *text, uint64_t *time_ns);
+/* The text of an FW_INFO record handed out by trace_next(). */
+struct trace_bytes trace_fw_info_text(const struct mt_fw_info *r);
+/* "alloc", "free_requested", ... for an FW_EVENT head.a (enum mt_fw_action
+   of framework.h), or NULL if unknown. */
+const char *trace_fw_action_name(unsigned action);
 
 /* "cudaMalloc", or NULL for an id this memtrace does not know. */
 const char *trace_api_name(unsigned api);

@@ -35,6 +35,9 @@
  *   1.1  MT_REC_EXIT: a process that ends by exit(), a return from main or
  *        _exit() writes one as its last record; a 1.1 trace without one
  *        was killed (a signal, a crash, power loss)
+ *   1.2  framework records may be present (MT_REC_FW_EVENT, MT_REC_FW_STACK,
+ *        MT_REC_FW_INFO): a framework's own allocator, seen through
+ *        include/memtrace/framework.h
  *
  * All integers are little-endian (the recorder runs on x86-64 and aarch64
  * Linux; both are little-endian). All times are CLOCK_MONOTONIC nanoseconds.
@@ -47,7 +50,7 @@
 
 #define MT_MAGIC "MEMTRACE"        /* 8 bytes, no terminating NUL on disk */
 #define MT_FORMAT_VERSION 1        /* bump on any incompatible layout change */
-#define MT_FORMAT_MINOR 1          /* bump when writers promise more (above) */
+#define MT_FORMAT_MINOR 2          /* bump when writers promise more (above) */
 #define MT_FILE_HEADER_SIZE 64
 #define MT_SLAB_SIZE (64 * 1024)   /* power of two; records never cross it */
 #define MT_SLAB_MAGIC 0x424c534du  /* "MSLB" little-endian */
@@ -96,6 +99,9 @@ enum mt_record_type {
 	MT_REC_PYCODE = 13,         /* long: a Python code object, first seen */
 	MT_REC_SHM = 14,            /* long: a POSIX shared memory operation */
 	MT_REC_EXIT = 15,           /* 16 B: how the process ended (1.1) */
+	MT_REC_FW_EVENT = 16,       /* 56 B: a framework allocator event (1.2) */
+	MT_REC_FW_STACK = 17,       /* long: an interned framework stack (1.2) */
+	MT_REC_FW_INFO = 18,        /* long: a note about the framework (1.2) */
 };
 
 /* The head of every record; stored last, as one 32-bit release store. */
@@ -330,6 +336,74 @@ struct mt_exit {
 	uint32_t time_delta;
 	int32_t status;
 	uint32_t pad;
+};
+
+/*
+ * Framework records (format 1.2): what a framework's own allocator (PyTorch's
+ * caching allocator) did inside the segments it took from CUDA, handed to
+ * the recorder through the entry points of include/memtrace/framework.h.
+ *
+ * MT_REC_FW_EVENT (56 bytes): one event. head.a = enum mt_fw_action of
+ * framework.h, head.b = device (-1 when the framework gave none or one
+ * outside -128..127). The time is the framework's, converted to
+ * CLOCK_MONOTONIC by the caller; addr, size, stream and x as framework.h
+ * says (x: an OOM's device free bytes as the framework saw them, else 0).
+ * stack_id names an MT_REC_FW_STACK of the same file, 0 none.
+ *
+ * FW events reach the recorder in batches, long after they happened (a
+ * drain of the framework's history), so they never go into a slab of a
+ * thread, which holds later records already: they fill slabs of their own,
+ * in time order within each slab like every state record. Such a slab's
+ * tid is that of the thread that handed the batch over; a batch that
+ * starts earlier than the last event written starts a new slab.
+ */
+struct mt_fw_event {
+	struct mt_head h;
+	uint32_t time_delta;
+	uint64_t addr;
+	uint64_t size;
+	uint64_t stream;
+	uint64_t x;
+	uint32_t stack_id;
+	uint32_t pad;
+	uint64_t pad2;
+};
+
+/*
+ * MT_REC_FW_STACK (long): a framework stack, interned: the same frames are
+ * written once per file and events carry its id. nframes frames follow the
+ * fixed part, innermost first, packed one after another exactly as
+ * memtrace_fw_stack() received them: each { uint32_t line; uint16_t
+ * file_len; uint16_t func_len; file bytes; function bytes } with no padding;
+ * then zeros to a multiple of 8. A stack whose record would exceed
+ * MT_MAX_RECORD keeps its innermost frames that fit. Written in the slab of
+ * the calling thread, before memtrace_fw_stack() returns its id; a side
+ * record with no time of its own.
+ */
+struct mt_fw_stack {
+	struct mt_long_head lh;
+	uint32_t id;                /* > 0, unique among the file's FW stacks */
+	uint32_t nframes;
+};
+
+/* One packed frame of an MT_REC_FW_STACK, before its two strings. */
+struct mt_fw_frame {
+	uint32_t line;
+	uint16_t file_len;
+	uint16_t func_len;
+};
+
+/*
+ * MT_REC_FW_INFO (long): "key=value\n" lines about the framework (its name
+ * and version, the allocator's settings, what a drain could not keep), len
+ * bytes after the fixed part, padded with zeros to 8; cut to fit
+ * MT_MAX_RECORD. Written in the slab of the calling thread, at the time of
+ * the call; a side record.
+ */
+struct mt_fw_info {
+	struct mt_long_head lh;
+	uint32_t time_delta;
+	uint32_t len;
 };
 
 /* MT_REC_NOTE (long): text follows the fixed part (len bytes, no NUL). */

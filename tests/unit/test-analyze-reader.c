@@ -951,6 +951,15 @@ static void test_names(void)
 		CHECK(trace_exit_how_name(3) == NULL);
 		CHECK(trace_type_name(0) == NULL);
 		CHECK(trace_type_name(200) == NULL);
+		CHECK_EQ_STR(trace_type_name(MT_REC_FW_EVENT), "fw_event");
+		CHECK_EQ_STR(trace_type_name(MT_REC_FW_STACK), "fw_stack");
+		CHECK_EQ_STR(trace_type_name(MT_REC_FW_INFO), "fw_info");
+		CHECK_EQ_STR(trace_fw_action_name(MT_FW_ALLOC), "alloc");
+		CHECK_EQ_STR(trace_fw_action_name(MT_FW_FREE_REQUESTED), "free_requested");
+		CHECK_EQ_STR(trace_fw_action_name(MT_FW_SEGMENT_UNMAP), "segment_unmap");
+		CHECK_EQ_STR(trace_fw_action_name(MT_FW_OOM), "oom");
+		CHECK(trace_fw_action_name(0) == NULL);
+		CHECK(trace_fw_action_name(9) == NULL);
 	}
 }
 
@@ -1053,6 +1062,278 @@ static void test_origin(void)
 		}
 		trace_close(t);
 	}
+}
+
+/* --- framework records (format 1.2) --------------------------------------- */
+
+static void put_fw_event(struct cursor *c, uint8_t action, int8_t dev, uint32_t delta,
+			 uint64_t addr, uint64_t size, uint64_t stream, uint64_t x, uint32_t stack)
+{
+	struct mt_fw_event e;
+
+	memset(&e, 0, sizeof(e));
+	e.h = head(MT_REC_FW_EVENT, sizeof(e) / 8, action, dev);
+	e.time_delta = delta;
+	e.addr = addr;
+	e.size = size;
+	e.stream = stream;
+	e.x = x;
+	e.stack_id = stack;
+	put_rec(c, &e, sizeof(e), 1);
+}
+
+/* Packs frames "file", line, "function", ... as memtrace_fw_stack() takes
+   them; returns the packed length. */
+static size_t pack_frames(unsigned char *out, unsigned n, const char *const *file,
+			  const uint32_t *line, const char *const *func)
+{
+	size_t len = 0;
+
+	for (unsigned i = 0; i < n; i++) {
+		struct mt_fw_frame f = { line[i], (uint16_t)strlen(file[i]), (uint16_t)strlen(func[i]) };
+		memcpy(out + len, &f, sizeof(f));
+		len += sizeof(f);
+		memcpy(out + len, file[i], f.file_len);
+		len += f.file_len;
+		memcpy(out + len, func[i], f.func_len);
+		len += f.func_len;
+	}
+	return len;
+}
+
+static void put_fw_stack(struct cursor *c, uint32_t id, unsigned n, const char *const *file,
+			 const uint32_t *line, const char *const *func)
+{
+	unsigned char frames[1024];
+	struct mt_fw_stack s;
+	size_t len = pack_frames(frames, n, file, line, func);
+
+	memset(&s, 0, sizeof(s));
+	s.lh.h = head(MT_REC_FW_STACK, 0, 0, 0);
+	s.id = id;
+	s.nframes = n;
+	put_long(c, &s, sizeof(s), frames, len);
+}
+
+static void put_fw_info(struct cursor *c, uint32_t delta, const char *text)
+{
+	struct mt_fw_info r;
+
+	memset(&r, 0, sizeof(r));
+	r.lh.h = head(MT_REC_FW_INFO, 0, 0, 0);
+	r.time_delta = delta;
+	r.len = (uint32_t)strlen(text);
+	put_long(c, &r, sizeof(r), text, r.len);
+}
+
+/*
+ * The framework records of a 1.2 trace: thread 7 ran a CUDA allocation at
+ * +100 and handed over two stacks and an info note (its own slab, slab 0);
+ * its drain wrote the events in a slab of their own (slab 1, tid 7 too),
+ * with times before and after the CUDA allocation: segment_alloc +50,
+ * alloc +60 (stack 2), free_requested +150, free_completed +170, oom +200.
+ */
+static void build_fw(struct tb *tb)
+{
+	static const char *const file[] = { "train.py", "/lib/torch/nn.py" };
+	static const char *const func[] = { "step", "forward" };
+	static const uint32_t line[] = { 42, 7 };
+	struct cursor c;
+
+	tb_init(tb, 4096, 2);
+	tb_header(tb)->version_minor = 2;
+	c = tb_slab(tb, 0, 7, START_MONO);
+	put_process(&c);
+	put_event(&c, MT_REC_ALLOC, MT_KIND_DEVICE | MT_KIND_RUNTIME, 0, 100, 0x7f0000000000,
+		  2 << 20, MT_API_cudaMalloc, 0);
+	put_fw_stack(&c, 2, 2, file, line, func);
+	put_fw_stack(&c, 1, 1, file + 1, line + 1, func + 1);
+	put_fw_info(&c, 120, "framework=torch\nversion=2.11.0\n");
+	c = tb_slab(tb, 1, 7, START_MONO + 50);
+	put_fw_event(&c, MT_FW_SEGMENT_ALLOC, 0, 0, 0x7f0000000000, 2 << 20, 0, 0, 1);
+	put_fw_event(&c, MT_FW_ALLOC, 0, 10, 0x7f0000000000, 512, 0, 0, 2);
+	put_fw_event(&c, MT_FW_FREE_REQUESTED, 0, 100, 0x7f0000000000, 512, 0, 0, 2);
+	put_fw_event(&c, MT_FW_FREE_COMPLETED, 0, 120, 0x7f0000000000, 512, 0, 0, 2);
+	put_fw_event(&c, MT_FW_OOM, 0, 150, 0, 1ull << 40, 0x1234, 4096, 0);
+}
+
+static void test_fw(void)
+{
+	struct tb tb;
+	struct trace *t;
+	struct trace_iter it;
+	struct trace_rec r;
+	char err[512];
+
+	build_fw(&tb);
+	TEST("fw: stacks by id, frames, info") {
+		struct trace_fw_frame f[4];
+		struct trace_bytes text;
+		uint64_t time;
+
+		t = open_tb(&tb, tb.size, err, sizeof(err));
+		CHECK(t != NULL);
+		if (!t)
+			break;
+		CHECK_EQ_U64(trace_stats(t)->fw_events, 5);
+		CHECK_EQ_U64(trace_stats(t)->events, 1);
+		CHECK_EQ_U64(trace_stats(t)->unknown, 0);
+		CHECK(trace_fw_stack(t, 0) == NULL);
+		CHECK(trace_fw_stack(t, 3) == NULL);
+		CHECK(trace_fw_stack(t, 1) != NULL && trace_fw_stack(t, 1)->nframes == 1);
+		CHECK_EQ_U64(trace_fw_stack_frames(t, 2, f, 4), 2);
+		CHECK_EQ_U64(f[0].file_len, 8);
+		CHECK(!memcmp(f[0].file, "train.py", 8));
+		CHECK_EQ_U64(f[0].function_len, 4);
+		CHECK(!memcmp(f[0].function, "step", 4));
+		CHECK_EQ_U64(f[0].line, 42);
+		CHECK_EQ_U64(f[1].file_len, 16);
+		CHECK(!memcmp(f[1].file, "/lib/torch/nn.py", 16));
+		CHECK(!memcmp(f[1].function, "forward", 7));
+		CHECK_EQ_U64(f[1].line, 7);
+		memset(f, 0, sizeof(f));
+		CHECK_EQ_U64(trace_fw_stack_frames(t, 2, f, 1), 2);     /* says how many */
+		CHECK_EQ_U64(f[0].line, 42);
+		CHECK(f[1].file == NULL);
+		CHECK_EQ_U64(trace_fw_stack_frames(t, 1, f, 4), 1);
+		CHECK(!memcmp(f[0].function, "forward", 7) && f[0].line == 7);
+		CHECK_EQ_U64(trace_fw_stack_frames(t, 9, f, 4), 0);
+		CHECK_EQ_U64(trace_fw_ninfo(t), 1);
+		CHECK(trace_fw_info(t, 0, &text, &time) == 0);
+		CHECK_EQ_U64(text.len, 31);
+		CHECK(!memcmp(text.p, "framework=torch\nversion=2.11.0\n", 31));
+		CHECK_EQ_U64(time, START_MONO + 120);
+		CHECK(trace_fw_info(t, 1, &text, NULL) == -1);
+		trace_close(t);
+	}
+
+	TEST("fw: decoded records") {
+		const struct mt_fw_event *e;
+
+		t = open_tb(&tb, tb.size, err, sizeof(err));
+		if (!t)
+			break;
+		trace_iter_init(&it, t);
+		for (int i = 0; i < 6; i++)
+			CHECK(next(&it, &r));
+		CHECK_EQ_U64(r.type, MT_REC_FW_EVENT);
+		CHECK_EQ_U64(r.size, 56);
+		CHECK_EQ_U64(r.tid, 7);
+		CHECK_EQ_U64(r.time_ns, START_MONO + 50);
+		e = r.p;
+		CHECK_EQ_U64(e->h.a, MT_FW_SEGMENT_ALLOC);
+		CHECK_EQ_U64(e->size, 2 << 20);
+		CHECK_EQ_U64(e->stack_id, 1);
+		for (int i = 0; i < 4; i++)
+			CHECK(next(&it, &r));
+		e = r.p;
+		CHECK_EQ_U64(e->h.a, MT_FW_OOM);
+		CHECK_EQ_U64(r.time_ns, START_MONO + 200);
+		CHECK_EQ_U64(e->x, 4096);
+		CHECK_EQ_U64(e->stream, 0x1234);
+		CHECK(!next(&it, &r));
+		trace_close(t);
+	}
+
+	/* FW events are state records: merged by their own time, around the
+	   CUDA allocation of thread 7's slab. The process record comes just
+	   before that allocation, the next state record of its slab; the
+	   stacks (no time of their own: the slab's base) and the note follow
+	   it, there being no state record after them. */
+	TEST("fw: merged by time") {
+		struct stream *st;
+		struct srec sr;
+		char got[512] = "";
+
+		t = open_tb(&tb, tb.size, err, sizeof(err));
+		if (!t)
+			break;
+		st = stream_open(&t, 1, err, sizeof(err));
+		CHECK(st != NULL);
+		while (st && stream_next(st, &sr)) {
+			size_t len = strlen(got);
+			const char *what = trace_type_name(sr.rec.type);
+
+			if (sr.rec.type == MT_REC_FW_EVENT)
+				what = trace_fw_action_name(((const struct mt_fw_event *)sr.rec.p)->h.a);
+			snprintf(got + len, sizeof(got) - len, "%s%s@%" PRIu64, len ? " " : "", what,
+				 (uint64_t)(sr.rec.time_ns - START_MONO));
+		}
+		CHECK_EQ_STR(got, "segment_alloc@50 alloc@60 process@0 alloc@100 fw_stack@0 "
+			     "fw_stack@0 fw_info@120 free_requested@150 free_completed@170 oom@200");
+		stream_close(st);
+		trace_close(t);
+	}
+
+	TEST("fw: malformed records are refused") {
+		size_t off_stack2, off_stack1, off_info, off_ev;
+		struct trace_iter it2;
+
+		t = open_tb(&tb, tb.size, err, sizeof(err));
+		if (!t)
+			break;
+		trace_iter_init(&it2, t);
+		next(&it2, &r);
+		next(&it2, &r);
+		next(&it2, &r);
+		off_stack2 = r.offset;
+		next(&it2, &r);
+		off_stack1 = r.offset;
+		next(&it2, &r);
+		off_info = r.offset;
+		next(&it2, &r);
+		off_ev = r.offset;
+		trace_close(t);
+
+		unsigned char saved[4096];
+		memcpy(saved, tb.buf + HS, sizeof(saved));
+		char msg[256];
+		struct mt_fw_stack *st2 = (void *)(tb.buf + off_stack2);
+		struct mt_fw_stack *st1 = (void *)(tb.buf + off_stack1);
+
+		st1->id = 2;
+		snprintf(msg, sizeof(msg), "corrupt fw_stack record at offset %#zx: a second fw_stack "
+			 "with id 2", off_stack1);
+		expect_error(&tb, tb.size, msg);
+		st1->id = 0;
+		snprintf(msg, sizeof(msg), "corrupt fw_stack record at offset %#zx: id 0", off_stack1);
+		expect_error(&tb, tb.size, msg);
+		memcpy(tb.buf + HS, saved, sizeof(saved));
+		/* stack 2: 16 + (8 + 8 + 4) + (8 + 16 + 7) = 67 bytes, a 72-byte record */
+		st2->nframes = 3;
+		snprintf(msg, sizeof(msg), "corrupt fw_stack record at offset %#zx: frames need 75 "
+			 "bytes, the record has 72", off_stack2);
+		expect_error(&tb, tb.size, msg);
+		st2->nframes = 0xffffffff;
+		expect_error(&tb, tb.size, msg);
+		st2->nframes = 2;
+		/* the second frame's function 13 bytes instead of 7 */
+		((struct mt_fw_frame *)((unsigned char *)(st2 + 1) + 20))->func_len = 13;
+		snprintf(msg, sizeof(msg), "corrupt fw_stack record at offset %#zx: frames need 73 "
+			 "bytes, the record has 72", off_stack2);
+		expect_error(&tb, tb.size, msg);
+		memcpy(tb.buf + HS, saved, sizeof(saved));
+		((struct mt_fw_info *)(tb.buf + off_info))->len = 41;
+		snprintf(msg, sizeof(msg), "corrupt fw_info record at offset %#zx: strings need 57 "
+			 "bytes, the record has 48", off_info);
+		expect_error(&tb, tb.size, msg);
+		memcpy(tb.buf + HS, saved, sizeof(saved));
+		memcpy(saved, tb.buf + HS + 4096, sizeof(saved));
+		((struct mt_head *)(tb.buf + off_ev))->a = 0;
+		snprintf(msg, sizeof(msg), "corrupt fw_event record at offset %#zx: action 0", off_ev);
+		expect_error(&tb, tb.size, msg);
+		((struct mt_head *)(tb.buf + off_ev))->a = MT_FW_SEGMENT_ALLOC;
+		((struct mt_head *)(tb.buf + off_ev))->size8 = 6;
+		snprintf(msg, sizeof(msg), "corrupt fw_event record at offset %#zx: size 48, at least "
+			 "56 expected", off_ev);
+		expect_error(&tb, tb.size, msg);
+		memcpy(tb.buf + HS + 4096, saved, sizeof(saved));
+		t = open_tb(&tb, tb.size, err, sizeof(err));
+		CHECK(t != NULL);
+		if (t)
+			trace_close(t);
+	}
+	free(tb.buf);
 }
 
 /* This process's resident file-backed memory in KiB. */
@@ -1165,6 +1446,7 @@ int main(int argc, char **argv)
 	test_resident();
 	test_merge_order();
 	test_origin();
+	test_fw();
 	unlink(tmp_path());
 	return test_report(__FILE__);
 }
