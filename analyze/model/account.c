@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "model/analysis.h"
+#include "model/framework.h"
 #include "model/live.h"
 #include "model/metrics.h"
 
@@ -742,6 +743,10 @@ static int do_record(struct ctx *c)
 		settle_pdev(a, q->pdev, r->t, c->rn, r->proc, m->api, 0, 0);
 		break;
 	}
+	case MT_REC_FW_EVENT:
+		if (!PRIV(a)->replay && fw_record(a, r))
+			return -1;
+		break;
 	case MT_REC_MEMINFO: {
 		const struct mt_meminfo *m = r->rec.p;
 		int pd = pdev_of(a, r->proc, m->h.b);
@@ -1004,7 +1009,7 @@ struct analysis *analysis_run(struct stream *s, struct an_sink *sink, an_caching
 	if (p->oom)
 		goto nomem;
 	proc_ends(a);
-	if (replay_to_peaks(a))
+	if (fw_end(a) || replay_to_peaks(a))
 		goto nomem;
 	return a;
 nomem:
@@ -1045,5 +1050,6 @@ void analysis_free(struct analysis *a)
 	free(a->sites);
 	free(a->failures);
 	free(a->oomsigs);
+	fw_free(a->fw);
 	free(a);
 }

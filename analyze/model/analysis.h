@@ -202,6 +202,8 @@ struct analysis {
 	struct an_oomsig *oomsigs;
 	uint32_t noomsigs;
 	struct live_set *live;      /* what is live now (live.h), for the metrics */
+	struct fw_model *fw;        /* framework.h: a framework's own allocator
+	                               (NULL: the run has no FW_EVENT record) */
 	/* private to account.c */
 	void *priv;
 };

@@ -1,0 +1,1053 @@
+/*
+ * framework.c - the framework's allocator (framework.h), rebuilt from its
+ * FW_EVENT records during the analysis pass.
+ *
+ * How it works: every block (alloc .. free_completed) and every segment
+ * (segment_alloc .. segment_free, or a mapped range of an expandable
+ * segment) is kept with the numbers of the FW events that began and ended
+ * it, so memory grows with the number of blocks, not of events; live ones
+ * are found by address in small hash tables. Running sums per device of
+ * each process and of the run give reserved/allocated/awaiting at once,
+ * their peaks (the first moment of each maximum) and the timeline. What
+ * needs the layout of the segments (inactive split, largest free block,
+ * who held what) is computed after the pass at the few moments that are
+ * reported: the peaks, each OOM and the end, by looking at the blocks and
+ * segments live after that event number.
+ *
+ * A process's share leaves the device of the run when the process ends
+ * before the run does (as account.c does for CUDA-level memory): its
+ * blocks and segments then no longer count there.
+ */
+#define _GNU_SOURCE
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "memtrace/framework.h"
+#include "model/framework.h"
+#include "model/live.h"
+#include "model/metrics.h"
+
+#define MAX_FRAMES 64
+
+/* A hash of 64-bit keys to 32-bit values (linear probing); the caller
+   says which of the entries with a key is the one it wants. */
+struct htab {
+	uint64_t *k;
+	uint32_t *v;                /* value + 1; 0: empty slot */
+	size_t cap, n;
+};
+
+struct priv {
+	struct htab blocks;         /* addr -> live block */
+	struct htab stacks;         /* (proc, dev, stack) -> site */
+	struct htab keys;           /* hash of (dev, key) -> site */
+	uint32_t *live_segs;        /* indexes of live segments */
+	size_t nlive_segs, cap_live_segs;
+	uint64_t cap_blocks, cap_segs;
+	uint32_t cap_sites, cap_ooms;
+	int *host_of;               /* per process: host index */
+	uint64_t *release_seq;      /* per process: its share left the run */
+	int *fdev_of;               /* per process * AN_MAX_DEV: index, -1 */
+	int nprocs;
+};
+
+#define PRIV(m) ((struct priv *)(m)->priv)
+
+const char *fw_verdict_name(enum fw_verdict v)
+{
+	switch (v) {
+	case FW_FRAGMENTATION: return "fragmentation";
+	case FW_OTHER_STREAM: return "cache held by another stream";
+	case FW_FULL: return "the device is full of tensors";
+	case FW_OUTSIDE: return "memory outside PyTorch";
+	}
+	return "unknown";
+}
+
+/* --- hash tables -------------------------------------------------------- */
+
+static int ht_grow(struct htab *h)
+{
+	size_t cap = h->cap ? h->cap * 2 : 1024;
+	uint64_t *k = calloc(cap, sizeof(*k));
+	uint32_t *v = calloc(cap, sizeof(*v));
+
+	if (!k || !v) {
+		free(k);
+		free(v);
+		return -1;
+	}
+	for (size_t i = 0; i < h->cap; i++) {
+		size_t j;
+
+		if (!h->v[i])
+			continue;
+		for (j = hash_mix(h->k[i]) & (cap - 1); v[j]; j = (j + 1) & (cap - 1))
+			;
+		k[j] = h->k[i];
+		v[j] = h->v[i];
+	}
+	free(h->k);
+	free(h->v);
+	h->k = k;
+	h->v = v;
+	h->cap = cap;
+	return 0;
+}
+
+/* The slot of the entry of key that eq accepts, or of an empty slot. */
+static size_t ht_slot(const struct htab *h, uint64_t key, int (*eq)(void *, uint32_t), void *ctx)
+{
+	size_t j;
+
+	for (j = hash_mix(key) & (h->cap - 1); h->v[j]; j = (j + 1) & (h->cap - 1))
+		if (h->k[j] == key && (!eq || eq(ctx, h->v[j] - 1)))
+			break;
+	return j;
+}
+
+static int ht_put(struct htab *h, uint64_t key, uint32_t val)
+{
+	size_t j;
+
+	if ((h->n + 1) * 2 > h->cap && ht_grow(h))
+		return -1;
+	for (j = hash_mix(key) & (h->cap - 1); h->v[j]; j = (j + 1) & (h->cap - 1))
+		;
+	h->k[j] = key;
+	h->v[j] = val + 1;
+	h->n++;
+	return 0;
+}
+
+/* Deletes slot j, shifting back the entries after it (no tombstones). */
+static void ht_del(struct htab *h, size_t j)
+{
+	size_t i = j;
+
+	h->v[j] = 0;
+	h->n--;
+	for (;;) {
+		size_t home;
+
+		i = (i + 1) & (h->cap - 1);
+		if (!h->v[i])
+			return;
+		home = hash_mix(h->k[i]) & (h->cap - 1);
+		/* can the entry at i move to j? yes unless home lies in (j, i] */
+		if (j < i ? (home <= j || home > i) : (home <= j && home > i)) {
+			h->k[j] = h->k[i];
+			h->v[j] = h->v[i];
+			h->v[i] = 0;
+			j = i;
+		}
+	}
+}
+
+static void ht_free(struct htab *h)
+{
+	free(h->k);
+	free(h->v);
+}
+
+static int grow(void **p, uint64_t *cap, uint64_t need, size_t size)
+{
+	uint64_t c = *cap ? *cap : 64;
+	void *n;
+
+	if (need <= *cap)
+		return 0;
+	while (c < need)
+		c *= 2;
+	n = realloc(*p, c * size);
+	if (!n)
+		return -1;
+	*p = n;
+	*cap = c;
+	return 0;
+}
+
+/* --- setup -------------------------------------------------------------- */
+
+static struct fw_model *fw_get(struct analysis *a)
+{
+	struct fw_model *m;
+	struct priv *p;
+	int n = a->nprocs;
+
+	if (a->fw)
+		return a->fw;
+	m = calloc(1, sizeof(*m));
+	p = calloc(1, sizeof(*p));
+	if (!m || !p)
+		goto fail;
+	m->priv = p;
+	p->nprocs = n;
+	p->host_of = calloc((size_t)n + 1, sizeof(int));
+	p->release_seq = calloc((size_t)n + 1, sizeof(uint64_t));
+	p->fdev_of = malloc(((size_t)n + 1) * AN_MAX_DEV * sizeof(int));
+	if (!p->host_of || !p->release_seq || !p->fdev_of || ht_grow(&p->blocks) ||
+	    ht_grow(&p->stacks) || ht_grow(&p->keys))
+		goto fail;
+	for (int i = 0; i < n; i++) {
+		const char *h, *h2;
+		size_t hl, hl2;
+		int nh = i ? p->host_of[i - 1] + 1 : 0;
+
+		p->release_seq[i] = FW_NEVER;
+		for (int k = 0; k < AN_MAX_DEV; k++)
+			p->fdev_of[i * AN_MAX_DEV + k] = -1;
+		an_hostname(a, i, &h, &hl);
+		p->host_of[i] = -1;
+		for (int j = 0; j < i; j++) {
+			if (p->host_of[j] >= nh)
+				nh = p->host_of[j] + 1;
+			an_hostname(a, j, &h2, &hl2);
+			if (p->host_of[i] < 0 && hl == hl2 && !memcmp(h, h2, hl))
+				p->host_of[i] = p->host_of[j];
+		}
+		if (p->host_of[i] < 0)
+			p->host_of[i] = nh;
+	}
+	a->fw = m;
+	return m;
+fail:
+	if (p) {
+		free(p->host_of);
+		free(p->release_seq);
+		free(p->fdev_of);
+		ht_free(&p->blocks);
+		ht_free(&p->stacks);
+		ht_free(&p->keys);
+	}
+	free(p);
+	free(m);
+	return NULL;
+}
+
+static int new_dev(struct fw_model *m, int proc, int dev, int host)
+{
+	void *n = realloc(m->devs, (size_t)(m->ndevs + 1) * sizeof(*m->devs));
+	struct fw_dev *d;
+
+	if (!n)
+		return -1;
+	m->devs = n;
+	d = &m->devs[m->ndevs];
+	memset(d, 0, sizeof(*d));
+	d->proc = proc;
+	d->dev = dev;
+	d->host = host;
+	d->run = -1;
+	return m->ndevs++;
+}
+
+/* The device of (proc, dev), made with its run device on first use. */
+static int fdev_of(struct fw_model *m, int proc, int dev)
+{
+	struct priv *p = PRIV(m);
+	int *slot = &p->fdev_of[proc * AN_MAX_DEV + dev];
+	int host = p->host_of[proc], run = -1, pd;
+
+	if (*slot >= 0)
+		return *slot;
+	for (int i = 0; i < m->ndevs; i++)
+		if (m->devs[i].proc < 0 && m->devs[i].dev == dev && m->devs[i].host == host)
+			run = i;
+	if (run < 0 && (run = new_dev(m, -1, dev, host)) < 0)
+		return -1;
+	if ((pd = new_dev(m, proc, dev, host)) < 0)
+		return -1;
+	m->devs[pd].run = run;
+	*slot = pd;
+	return pd;
+}
+
+/* --- sites -------------------------------------------------------------- */
+
+/* Not the user's code: the framework, installed packages, the standard
+   library, frozen modules. */
+static int library_file(const char *f, size_t len)
+{
+	if (!len || f[0] == '<')
+		return 1;
+	return memmem(f, len, "/torch/", 7) || memmem(f, len, "site-packages/", 14) ||
+	       memmem(f, len, "dist-packages/", 14) || memmem(f, len, "/lib/python", 11) ||
+	       (len >= 6 && !memcmp(f, "torch/", 6));
+}
+
+struct key_ctx { struct fw_model *m; int dev; const char *key; };
+
+static int key_eq(void *ctx, uint32_t v)
+{
+	const struct key_ctx *c = ctx;
+	const struct fw_site *s = &c->m->sites[v];
+
+	return s->dev == c->dev && !strcmp(s->key, c->key);
+}
+
+static uint64_t str_hash(const char *s, int dev)
+{
+	uint64_t h = 1469598103934665603ull ^ (uint64_t)(dev + 2);
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return h;
+}
+
+/* The site of a FW stack of proc on dev; UINT32_MAX when out of memory. */
+static uint32_t site_get(struct analysis *a, struct fw_model *m, int proc, int dev, uint32_t stack)
+{
+	struct priv *p = PRIV(m);
+	uint64_t sk = (uint64_t)proc << 40 | (uint64_t)(uint8_t)dev << 32 | stack;
+	size_t j = ht_slot(&p->stacks, sk, NULL, NULL);
+	struct trace_fw_frame fr[MAX_FRAMES];
+	uint32_t nf = 0, user = UINT32_MAX;
+	char *key = NULL;
+	size_t klen = 0;
+	FILE *f;
+	struct key_ctx kc;
+	uint64_t kh;
+	struct fw_site *s;
+
+	if (p->stacks.v[j])
+		return p->stacks.v[j] - 1;
+	if (stack)
+		nf = trace_fw_stack_frames(stream_proc(a->s, proc)->t, stack, fr, MAX_FRAMES);
+	if (nf > MAX_FRAMES)
+		nf = MAX_FRAMES;
+	f = open_memstream(&key, &klen);
+	if (!f)
+		return UINT32_MAX;
+	for (uint32_t i = 0; i < nf; i++) {
+		fprintf(f, "%.*s:%" PRIu32 " %.*s|", (int)fr[i].file_len, fr[i].file, fr[i].line,
+			(int)fr[i].function_len, fr[i].function);
+		if (user == UINT32_MAX && !library_file(fr[i].file, fr[i].file_len))
+			user = i;
+	}
+	if (fclose(f))
+		return UINT32_MAX;
+	kc = (struct key_ctx){ m, dev, key };
+	kh = str_hash(key, dev);
+	j = ht_slot(&p->keys, kh, key_eq, &kc);
+	if (p->keys.v[j]) {
+		uint32_t si = p->keys.v[j] - 1;
+
+		free(key);
+		return ht_put(&p->stacks, sk, si) ? UINT32_MAX : si;
+	}
+	if (m->nsites == p->cap_sites) {
+		uint32_t c = p->cap_sites ? p->cap_sites * 2 : 64;
+		void *n = realloc(m->sites, c * sizeof(*m->sites));
+
+		if (!n) {
+			free(key);
+			return UINT32_MAX;
+		}
+		m->sites = n;
+		p->cap_sites = c;
+	}
+	s = &m->sites[m->nsites];
+	memset(s, 0, sizeof(*s));
+	s->id = m->nsites + 1;
+	s->dev = dev;
+	s->proc = proc;
+	s->stack = stack;
+	s->key = key;
+	s->g.proc = proc;
+	if (nf) {
+		uint32_t mf = user != UINT32_MAX ? user : 0;
+
+		s->user = user != UINT32_MAX;
+		s->main_frame = (int)mf;
+		s->file = strndup(fr[mf].file, fr[mf].file_len);
+		s->function = strndup(fr[mf].function, fr[mf].function_len);
+		s->line = fr[mf].line;
+		if (!s->file || !s->function) {
+			free(s->file);
+			free(s->function);
+			free(key);
+			return UINT32_MAX;
+		}
+	}
+	if (ht_put(&p->keys, kh, m->nsites) || ht_put(&p->stacks, sk, m->nsites))
+		return UINT32_MAX;
+	return m->nsites++;
+}
+
+/* --- the pass ----------------------------------------------------------- */
+
+static void tl_keep(struct fw_dev *d, const struct fw_tl_row *row)
+{
+	if (d->ntl == d->cap_tl) {
+		uint32_t c = d->cap_tl ? d->cap_tl * 2 : 256;
+		void *n = realloc(d->tl, c * sizeof(*d->tl));
+
+		if (!n)
+			return;     /* a row fewer: the picture stays right in shape */
+		d->tl = n;
+		d->cap_tl = c;
+	}
+	d->tl[d->ntl++] = *row;
+}
+
+/* The timeline rule of account.c: first change of a bucket, each new
+   maximum in it, and the state at the end of the bucket before. */
+static void tl_add(struct analysis *a, struct fw_dev *d, uint64_t t)
+{
+	uint64_t w = a->duration / 4000 + 1, b = t / w;
+	struct fw_tl_row row = { t, d->reserved, d->allocated };
+
+	if (b != d->tl_bucket || !d->tl_started) {
+		if (d->tl_pending)
+			tl_keep(d, &d->tl_last);
+		d->tl_pending = 0;
+		d->tl_max = 0;
+		d->tl_bucket = b;
+		d->tl_started = 1;
+	}
+	if (d->reserved > d->tl_max || d->allocated > d->tl_max || !d->ntl) {
+		d->tl_max = d->reserved > d->allocated ? d->reserved : d->allocated;
+		tl_keep(d, &row);
+		d->tl_pending = 0;
+		return;
+	}
+	d->tl_pending = 1;
+	d->tl_last = row;
+}
+
+/* memtrace's CUDA-level reserved of (proc, dev), or of the run's device. */
+static int cuda_dev(const struct analysis *a, int proc, int dev, int run)
+{
+	int pd;
+
+	if (proc < 0 || dev < 0 || dev >= AN_MAX_DEV)
+		return -1;
+	pd = a->procs[proc].pdev[dev];
+	if (pd < 0)
+		return -1;
+	return run ? a->devs[pd].gdev : pd;
+}
+
+static void settle(struct analysis *a, struct fw_model *m, int di, uint64_t t, uint64_t seq,
+		   int proc)
+{
+	struct fw_dev *d = &m->devs[di];
+
+	if (d->allocated > d->peak_alloc.st.allocated) {
+		d->peak_alloc.st.allocated = d->allocated;
+		d->peak_alloc.st.seq = seq;
+		d->peak_alloc.st.t = t;
+	}
+	if (d->reserved > d->peak_res.st.reserved) {
+		int cd = cuda_dev(a, proc, d->dev, d->proc < 0);
+
+		d->peak_res.st.reserved = d->reserved;
+		d->peak_res.st.seq = seq;
+		d->peak_res.st.t = t;
+		d->cuda_at_peak_res = cd >= 0 ? a->devs[cd].reserved : 0;
+	}
+	tl_add(a, d, t);
+}
+
+/* Adds (sign 1) or takes away (-1) bytes of one sum of a device and of
+   its run device (when the process still counts there). */
+#define ADD(m, pd, field, v, proc) do { \
+	(m)->devs[pd].field += (v); \
+	if (PRIV(m)->release_seq[proc] == FW_NEVER) \
+		(m)->devs[(m)->devs[pd].run].field += (v); \
+} while (0)
+
+struct blk_ctx { struct fw_model *m; int proc; };
+
+static int blk_eq(void *ctx, uint32_t v)
+{
+	const struct blk_ctx *c = ctx;
+
+	return c->m->blocks[v].proc == c->proc;
+}
+
+static size_t block_slot(struct fw_model *m, int proc, uint64_t addr)
+{
+	struct blk_ctx c = { m, proc };
+
+	return ht_slot(&PRIV(m)->blocks, addr, blk_eq, &c);
+}
+
+/* Ends block b: free completed at seq (a lost free: at its next alloc). */
+static void block_done(struct fw_model *m, struct fw_block *b, uint64_t seq, uint64_t t)
+{
+	struct fw_site *s = b->site != UINT32_MAX ? &m->sites[b->site] : NULL;
+
+	if (b->s_freq != FW_NEVER)
+		ADD(m, b->fdev, awaiting, -b->size, b->proc);
+	else {
+		b->s_freq = seq;
+		b->t_freq = t;
+	}
+	b->s_fdone = seq;
+	b->t_fdone = t;
+	ADD(m, b->fdev, allocated, -b->size, b->proc);
+	if (s)
+		s->live -= b->size < s->live ? b->size : s->live;
+	if (s)
+		s->g.live = s->live;
+}
+
+static int do_alloc(struct analysis *a, struct fw_model *m, const struct srec *r,
+		    const struct mt_fw_event *e, int pd, uint64_t seq)
+{
+	struct priv *p = PRIV(m);
+	size_t j = block_slot(m, r->proc, e->addr);
+	struct fw_block *b;
+	struct fw_site *s;
+	uint32_t si;
+
+	if (p->blocks.v[j]) {       /* its free was not seen: end it here */
+		block_done(m, &m->blocks[p->blocks.v[j] - 1], seq, r->t);
+		ht_del(&p->blocks, j);
+	}
+	if (grow((void **)&m->blocks, &p->cap_blocks, m->nblocks + 1, sizeof(*m->blocks)))
+		return -1;
+	si = site_get(a, m, r->proc, e->h.b, e->stack_id);
+	if (si == UINT32_MAX)
+		return -1;
+	b = &m->blocks[m->nblocks];
+	memset(b, 0, sizeof(*b));
+	b->addr = e->addr;
+	b->size = e->size;
+	b->stream = e->stream;
+	b->s_alloc = seq;
+	b->t_alloc = r->t;
+	b->s_freq = b->s_fdone = b->t_freq = b->t_fdone = FW_NEVER;
+	b->stack = e->stack_id;
+	b->site = si;
+	b->proc = r->proc;
+	b->fdev = pd;
+	if (ht_put(&p->blocks, e->addr, (uint32_t)m->nblocks))
+		return -1;
+	m->nblocks++;
+	ADD(m, pd, allocated, e->size, r->proc);
+	m->devs[pd].allocs++;
+	s = &m->sites[si];
+	s->allocs++;
+	s->bytes += e->size;
+	s->live += e->size;
+	s->g.live = s->live;
+	if (s->live > s->max)
+		s->max = s->live;
+	if (s->g.live > s->g.max)
+		leaks_on_grow(&s->g, r->t);
+	return 0;
+}
+
+static int seg_new(struct fw_model *m, int proc, int pd, uint64_t addr, uint64_t size,
+		   uint64_t seq, int mapped)
+{
+	struct priv *p = PRIV(m);
+	struct fw_seg *g;
+
+	if (grow((void **)&m->segs, &p->cap_segs, m->nsegs + 1, sizeof(*m->segs)))
+		return -1;
+	if (p->nlive_segs == p->cap_live_segs) {
+		size_t c = p->cap_live_segs ? p->cap_live_segs * 2 : 64;
+		void *n = realloc(p->live_segs, c * sizeof(*p->live_segs));
+
+		if (!n)
+			return -1;
+		p->live_segs = n;
+		p->cap_live_segs = c;
+	}
+	g = &m->segs[m->nsegs];
+	g->addr = addr;
+	g->size = size;
+	g->s_alloc = seq;
+	g->s_free = FW_NEVER;
+	g->proc = proc;
+	g->fdev = pd;
+	g->mapped = mapped;
+	p->live_segs[p->nlive_segs++] = (uint32_t)m->nsegs++;
+	ADD(m, pd, reserved, size, proc);
+	return 0;
+}
+
+/* Ends live segment number i (of live_segs) at seq. */
+static void seg_end(struct fw_model *m, size_t i, uint64_t seq)
+{
+	struct priv *p = PRIV(m);
+	struct fw_seg *g = &m->segs[p->live_segs[i]];
+
+	g->s_free = seq;
+	ADD(m, g->fdev, reserved, -g->size, g->proc);
+	p->live_segs[i] = p->live_segs[--p->nlive_segs];
+}
+
+/* segment_free ends the segment at addr; segment_unmap ends the mapped
+   ranges inside [addr, addr + size), keeping the parts outside it. */
+static int seg_free(struct fw_model *m, int proc, const struct mt_fw_event *e, uint64_t seq,
+		    int unmap)
+{
+	struct priv *p = PRIV(m);
+	uint64_t lo = e->addr, hi = e->addr + e->size;
+	int found = 0;
+
+	for (size_t i = 0; i < p->nlive_segs;) {
+		struct fw_seg g = m->segs[p->live_segs[i]];
+		uint64_t end = g.addr + g.size;
+
+		if (g.proc != proc || g.mapped != unmap ||
+		    (unmap ? (end <= lo || g.addr >= hi) : g.addr != e->addr)) {
+			i++;
+			continue;
+		}
+		found = 1;
+		seg_end(m, i, seq);
+		if (unmap && g.addr < lo && seg_new(m, proc, g.fdev, g.addr, lo - g.addr, seq, 1))
+			return -1;
+		if (unmap && end > hi && seg_new(m, proc, g.fdev, hi, end - hi, seq, 1))
+			return -1;
+		if (!unmap)
+			break;
+	}
+	if (!found)
+		m->unknown_frees++;
+	return 0;
+}
+
+/* A process that ended before this moment leaves the devices of the run. */
+static void release_ended(struct analysis *a, struct fw_model *m, uint64_t t, uint64_t seq)
+{
+	struct priv *p = PRIV(m);
+
+	for (int i = 0; i < p->nprocs; i++) {
+		if (p->release_seq[i] != FW_NEVER || stream_proc(a->s, i)->last_t >= t)
+			continue;
+		for (int k = 0; k < AN_MAX_DEV; k++) {
+			int pd = p->fdev_of[i * AN_MAX_DEV + k];
+			struct fw_dev *d, *g;
+
+			if (pd < 0)
+				continue;
+			d = &m->devs[pd];
+			g = &m->devs[d->run];
+			g->reserved -= d->reserved;
+			g->allocated -= d->allocated;
+			g->awaiting -= d->awaiting;
+			tl_add(a, g, t);
+		}
+		p->release_seq[i] = seq;
+	}
+}
+
+int fw_record(struct analysis *a, const struct srec *r)
+{
+	const struct mt_fw_event *e = r->rec.p;
+	struct fw_model *m;
+	uint64_t seq;
+	int pd, proc = r->proc;
+
+	if (r->rec.type != MT_REC_FW_EVENT)
+		return 0;
+	if (!(m = fw_get(a)))
+		return -1;
+	seq = ++m->events;
+	release_ended(a, m, r->t, seq - 1);
+	if (e->h.b < 0) {
+		m->no_device++;
+		return 0;
+	}
+	if ((pd = fdev_of(m, proc, e->h.b)) < 0)
+		return -1;
+	switch (e->h.a) {
+	case MT_FW_ALLOC:
+		if (do_alloc(a, m, r, e, pd, seq))
+			return -1;
+		break;
+	case MT_FW_FREE_REQUESTED: case MT_FW_FREE_COMPLETED: {
+		size_t j = block_slot(m, proc, e->addr);
+		struct fw_block *b;
+
+		if (!PRIV(m)->blocks.v[j]) {
+			m->unknown_frees++;
+			return 0;
+		}
+		b = &m->blocks[PRIV(m)->blocks.v[j] - 1];
+		if (e->h.a == MT_FW_FREE_COMPLETED) {
+			block_done(m, b, seq, r->t);
+			ht_del(&PRIV(m)->blocks, j);
+		} else if (b->s_freq == FW_NEVER) {
+			b->s_freq = seq;
+			b->t_freq = r->t;
+			ADD(m, pd, awaiting, b->size, proc);
+		}
+		break;
+	}
+	case MT_FW_SEGMENT_ALLOC: case MT_FW_SEGMENT_MAP:
+		if (seg_new(m, proc, pd, e->addr, e->size, seq, e->h.a == MT_FW_SEGMENT_MAP))
+			return -1;
+		if (e->h.a == MT_FW_SEGMENT_MAP)
+			m->devs[pd].maps++;
+		else
+			m->devs[pd].segment_allocs++;
+		break;
+	case MT_FW_SEGMENT_FREE: case MT_FW_SEGMENT_UNMAP:
+		if (seg_free(m, proc, e, seq, e->h.a == MT_FW_SEGMENT_UNMAP))
+			return -1;
+		break;
+	case MT_FW_OOM: {
+		struct fw_oom *o;
+		int cd = cuda_dev(a, proc, e->h.b, 0);
+
+		if (m->nooms == PRIV(m)->cap_ooms) {
+			uint32_t c = PRIV(m)->cap_ooms ? PRIV(m)->cap_ooms * 2 : 16;
+			void *n = realloc(m->ooms, c * sizeof(*m->ooms));
+
+			if (!n)
+				return -1;
+			m->ooms = n;
+			PRIV(m)->cap_ooms = c;
+		}
+		o = &m->ooms[m->nooms++];
+		memset(o, 0, sizeof(*o));
+		o->proc = proc;
+		o->dev = e->h.b;
+		o->fdev = pd;
+		o->requested = e->size;
+		o->device_free = e->x;
+		o->stack = e->stack_id;
+		o->st.seq = seq;
+		o->st.t = r->t;
+		m->devs[pd].ooms++;
+		if (cd >= 0) {
+			const struct an_dev *d = &a->devs[cd];
+
+			o->has_cuda = 1;
+			o->cuda_reserved = d->reserved;
+			if (d->has_pend || d->has_sample) {
+				o->has_total = 1;
+				o->device_total = d->has_pend ? d->pend_total : d->sample_total;
+			}
+		}
+		return 0;
+	}
+	default:
+		return 0;
+	}
+	settle(a, m, pd, r->t, seq, proc);
+	if (PRIV(m)->release_seq[proc] == FW_NEVER)
+		settle(a, m, m->devs[pd].run, r->t, seq, proc);
+	return 0;
+}
+
+/* --- after the pass: the moments ---------------------------------------- */
+
+struct ref { int proc; uint64_t addr, size; uint32_t i; };
+
+static int cmp_ref(const void *x, const void *y)
+{
+	const struct ref *a = x, *b = y;
+
+	if (a->proc != b->proc)
+		return a->proc < b->proc ? -1 : 1;
+	return a->addr < b->addr ? -1 : a->addr > b->addr;
+}
+
+static int cmp_held(const void *x, const void *y)
+{
+	const struct fw_held *a = x, *b = y;
+
+	if (a->bytes != b->bytes)
+		return a->bytes > b->bytes ? -1 : 1;
+	return a->site < b->site ? -1 : a->site > b->site;
+}
+
+/* Does a block or segment of proc on fdev count on device di after seq? */
+static int counts(const struct fw_model *m, int di, int fdev, int proc, uint64_t seq)
+{
+	if (m->devs[di].proc >= 0)
+		return fdev == di;
+	return m->devs[fdev].run == di && seq < PRIV(m)->release_seq[proc];
+}
+
+/*
+ * The state of device di after FW event seq: sums, the free space inside
+ * the segments, and (held not NULL) the tensor sites live then.
+ */
+static int state_at(const struct fw_model *m, int di, uint64_t seq, struct fw_state *st,
+		    struct fw_held **held, uint32_t *nheld)
+{
+	struct ref *sg = NULL, *bl = NULL;
+	size_t ns = 0, nb = 0, k = 0;
+	uint64_t *by = NULL, *cnt = NULL;
+	uint64_t t = st->t;
+
+	memset(st, 0, sizeof(*st));
+	st->t = t;
+	st->seq = seq;
+	sg = malloc((m->nsegs + 1) * sizeof(*sg));
+	bl = malloc((m->nblocks + 1) * sizeof(*bl));
+	if (held) {
+		by = calloc(m->nsites + 1, sizeof(*by));
+		cnt = calloc(m->nsites + 1, sizeof(*cnt));
+	}
+	if (!sg || !bl || (held && (!by || !cnt)))
+		goto nomem;
+	for (uint64_t i = 0; i < m->nsegs; i++) {
+		const struct fw_seg *g = &m->segs[i];
+
+		if (g->s_alloc > seq || g->s_free <= seq || !counts(m, di, g->fdev, g->proc, seq))
+			continue;
+		/* pieces of an expandable segment that touch are one extent */
+		sg[ns++] = (struct ref){ g->proc, g->addr, g->size, g->mapped };
+		st->reserved += g->size;
+		st->segments++;
+	}
+	for (uint64_t i = 0; i < m->nblocks; i++) {
+		const struct fw_block *b = &m->blocks[i];
+
+		if (b->s_alloc > seq || b->s_fdone <= seq || !counts(m, di, b->fdev, b->proc, seq))
+			continue;
+		bl[nb++] = (struct ref){ b->proc, b->addr, b->size, (uint32_t)i };
+		st->allocated += b->size;
+		st->blocks++;
+		if (b->s_freq <= seq)
+			st->awaiting += b->size;
+		if (held && b->site != UINT32_MAX) {
+			by[b->site] += b->size;
+			cnt[b->site]++;
+		}
+	}
+	qsort(sg, ns, sizeof(*sg), cmp_ref);
+	qsort(bl, nb, sizeof(*bl), cmp_ref);
+	for (size_t i = 0; i < ns;) {
+		int proc = sg[i].proc;
+		uint64_t lo = sg[i].addr, hi = lo + sg[i].size, at, used = 0, gap;
+
+		/* merge the mapped pieces that follow without a hole */
+		while (sg[i].i && i + 1 < ns && sg[i + 1].i && sg[i + 1].proc == proc &&
+		       sg[i + 1].addr == hi) {
+			i++;
+			hi += sg[i].size;
+		}
+		i++;
+		while (k < nb && (bl[k].proc < proc || (bl[k].proc == proc && bl[k].addr < lo)))
+			k++;
+		at = lo;
+		for (; k < nb && bl[k].proc == proc && bl[k].addr < hi; k++) {
+			uint64_t b_end = bl[k].addr + bl[k].size;
+
+			gap = bl[k].addr > at ? bl[k].addr - at : 0;
+			if (gap > st->largest_free)
+				st->largest_free = gap;
+			used += (b_end < hi ? b_end : hi) - bl[k].addr;
+			if (b_end > at)
+				at = b_end;
+		}
+		gap = hi > at ? hi - at : 0;
+		if (gap > st->largest_free)
+			st->largest_free = gap;
+		if (used)
+			st->inactive_split += hi - lo > used ? hi - lo - used : 0;
+	}
+	st->cached = st->reserved > st->allocated ? st->reserved - st->allocated : 0;
+	if (held) {
+		uint32_t n = 0;
+
+		*held = calloc(m->nsites + 1, sizeof(**held));
+		if (!*held)
+			goto nomem;
+		for (uint32_t i = 0; i < m->nsites; i++)
+			if (by[i])
+				(*held)[n++] = (struct fw_held){ i, by[i], cnt[i] };
+		qsort(*held, n, sizeof(**held), cmp_held);
+		*nheld = n;
+	}
+	free(sg);
+	free(bl);
+	free(by);
+	free(cnt);
+	return 0;
+nomem:
+	free(sg);
+	free(bl);
+	free(by);
+	free(cnt);
+	return -1;
+}
+
+/*
+ * The verdict of an OOM (docs/analysis.md): fragmentation when the cache
+ * could hold the request but no free block is as large; another stream's
+ * when only the blocks awaiting free would make the cache large enough;
+ * else the device is full of tensors when they are at least half of it
+ * (or its size is not known), and memory outside the framework when it
+ * would have made room for the request.
+ */
+static enum fw_verdict verdict(const struct fw_oom *o)
+{
+	const struct fw_state *s = &o->st;
+
+	if (s->cached >= o->requested && s->largest_free < o->requested)
+		return FW_FRAGMENTATION;
+	if (s->cached < o->requested && s->cached + s->awaiting >= o->requested)
+		return FW_OTHER_STREAM;
+	if (!o->has_total || s->allocated * 2 >= o->device_total)
+		return FW_FULL;
+	if (o->outside > 0 && (uint64_t)o->outside + o->device_free >= o->requested)
+		return FW_OUTSIDE;
+	return FW_FULL;
+}
+
+static int cmp_leak(const void *x, const void *y, void *ctx)
+{
+	const struct fw_site *s = ctx, *a = &s[*(const uint32_t *)x], *b = &s[*(const uint32_t *)y];
+
+	if (a->exit_bytes != b->exit_bytes)
+		return a->exit_bytes > b->exit_bytes ? -1 : 1;
+	if (a->max != b->max)
+		return a->max > b->max ? -1 : 1;
+	return a->id < b->id ? -1 : a->id > b->id;
+}
+
+/* "dropped=N" anywhere in the FW_INFO notes of every process. */
+static void dropped(const struct analysis *a, struct fw_model *m)
+{
+	for (int i = 0; i < a->nprocs; i++) {
+		const struct trace *t = stream_proc(a->s, i)->t;
+		struct trace_bytes tx;
+
+		for (uint32_t k = 0; trace_fw_info(t, k, &tx, NULL) == 0; k++) {
+			for (size_t at = 0; at < tx.len;) {
+				const char *nl = memchr(tx.p + at, '\n', tx.len - at);
+				size_t end = nl ? (size_t)(nl - tx.p) : tx.len;
+
+				if (end - at > 8 && !memcmp(tx.p + at, "dropped=", 8)) {
+					uint64_t v = 0;
+
+					for (size_t c = at + 8; c < end && tx.p[c] >= '0' &&
+					     tx.p[c] <= '9'; c++)
+						v = v * 10 + (uint64_t)(tx.p[c] - '0');
+					m->dropped += v;
+				}
+				at = end + 1;
+			}
+		}
+	}
+}
+
+int fw_end(struct analysis *a)
+{
+	struct fw_model *m = a->fw;
+
+	if (!m)
+		return 0;
+	for (int i = 0; i < m->ndevs; i++) {
+		struct fw_dev *d = &m->devs[i];
+		int cd;
+
+		if (d->tl_pending)
+			tl_keep(d, &d->tl_last);
+		d->tl_pending = 0;
+		if (d->peak_alloc.st.seq &&
+		    state_at(m, i, d->peak_alloc.st.seq, &d->peak_alloc.st, &d->peak_alloc.held,
+			     &d->peak_alloc.nheld))
+			return -1;
+		if (d->peak_res.st.seq &&
+		    state_at(m, i, d->peak_res.st.seq, &d->peak_res.st, &d->peak_res.held,
+			     &d->peak_res.nheld))
+			return -1;
+		d->end.t = d->proc >= 0 ? stream_proc(a->s, d->proc)->last_t : a->duration;
+		if (state_at(m, i, m->events, &d->end, NULL, NULL))
+			return -1;
+		cd = d->proc >= 0 ? cuda_dev(a, d->proc, d->dev, 0) : -1;
+		if (d->proc < 0) {
+			/* the run's device: memtrace's device of the same host */
+			for (int k = 0; k < a->ndevs; k++)
+				if (a->devs[k].proc < 0 && a->devs[k].dev == d->dev &&
+				    a->devs[k].host == d->host)
+					cd = k;
+		}
+		if (cd >= 0 && a->devs[cd].used) {
+			d->has_cuda = 1;
+			d->cuda_peak = a->devs[cd].peak.reserved;
+		}
+	}
+	for (uint32_t i = 0; i < m->nooms; i++) {
+		struct fw_oom *o = &m->ooms[i];
+		struct fw_held *h = NULL;
+		uint32_t nh = 0;
+
+		if (state_at(m, o->fdev, o->st.seq, &o->st, &h, &nh))
+			return -1;
+		for (uint32_t k = 0; k < nh && k < AN_TOP; k++)
+			o->top[o->ntop++] = h[k];
+		free(h);
+		if (o->has_total)
+			o->outside = (int64_t)o->device_total - (int64_t)o->device_free -
+				     (int64_t)o->st.reserved;
+		o->verdict = verdict(o);
+	}
+	for (uint64_t i = 0; i < m->nblocks; i++) {
+		const struct fw_block *b = &m->blocks[i];
+		struct fw_site *s;
+
+		if (b->s_freq != FW_NEVER || b->site == UINT32_MAX)
+			continue;
+		s = &m->sites[b->site];
+		s->exit_bytes += b->size;
+		s->exit_count++;
+		if (a->procs[b->proc].end == AN_END_KILLED)
+			s->interrupted = 1;
+	}
+	m->leaks = calloc(m->nsites + 1, sizeof(*m->leaks));
+	if (!m->leaks)
+		return -1;
+	for (uint32_t i = 0; i < m->nsites; i++) {
+		struct fw_site *s = &m->sites[i];
+
+		s->growing = leaks_is_growing(a, &s->g);
+		if (s->exit_bytes || s->growing)
+			m->leaks[m->nleaks++] = i;
+	}
+	qsort_r(m->leaks, m->nleaks, sizeof(*m->leaks), cmp_leak, m->sites);
+	dropped(a, m);
+	return 0;
+}
+
+void fw_free(struct fw_model *m)
+{
+	struct priv *p;
+
+	if (!m)
+		return;
+	p = m->priv;
+	if (p) {
+		ht_free(&p->blocks);
+		ht_free(&p->stacks);
+		ht_free(&p->keys);
+		free(p->live_segs);
+		free(p->host_of);
+		free(p->release_seq);
+		free(p->fdev_of);
+		free(p);
+	}
+	for (int i = 0; i < m->ndevs; i++) {
+		free(m->devs[i].peak_alloc.held);
+		free(m->devs[i].peak_res.held);
+		free(m->devs[i].tl);
+	}
+	for (uint32_t i = 0; i < m->nsites; i++) {
+		free(m->sites[i].key);
+		free(m->sites[i].file);
+		free(m->sites[i].function);
+	}
+	free(m->devs);
+	free(m->blocks);
+	free(m->segs);
+	free(m->sites);
+	free(m->ooms);
+	free(m->leaks);
+	free(m);
+}

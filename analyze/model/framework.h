@@ -1,0 +1,160 @@
+/*
+ * framework.h - a framework's own allocator (PyTorch's caching allocator),
+ * from the MT_REC_FW_EVENT records of the traces: per device of each
+ * process and of the run, reserved (its segments) = allocated (tensor
+ * blocks) + cached (free blocks), with the free space inside the segments
+ * at the peak of allocated, at the peak of reserved and at each OOM; its
+ * tensor sites (blocks grouped by their FW stack's frames); tensor leak
+ * candidates; the verdict of each OOM. docs/analysis.md defines each
+ * number.
+ *
+ * The pass (account.c) hands every FW_EVENT to fw_record() in time order
+ * and calls fw_end() once after it; the figures then sit in
+ * analysis.fw (NULL when the run has no FW event). Functions return -1
+ * when out of memory; they never print.
+ */
+#ifndef MEMTRACE_FRAMEWORK_MODEL_H
+#define MEMTRACE_FRAMEWORK_MODEL_H
+
+#include <stdint.h>
+
+#include "model/analysis.h"
+
+#define FW_NEVER UINT64_MAX         /* an event that did not happen */
+
+/* Why an OOM happened, in words (fw_verdict_name). */
+enum fw_verdict {
+	FW_FRAGMENTATION = 1,       /* cached >= requested, no free block as large */
+	FW_OTHER_STREAM,            /* cached < requested <= cached + awaiting free */
+	FW_FULL,                    /* tensors fill the device */
+	FW_OUTSIDE,                 /* memory outside the framework took the room */
+};
+
+/* The framework's allocator on one device at one moment. */
+struct fw_state {
+	uint64_t t;                 /* run time, ns */
+	uint64_t seq;               /* after FW event number seq (from 1) */
+	uint64_t reserved;          /* live segments, mapped bytes */
+	uint64_t allocated;         /* blocks from alloc to free_completed */
+	uint64_t awaiting;          /* of those: from free_requested on */
+	uint64_t cached;            /* reserved - allocated */
+	uint64_t inactive_split;    /* free bytes in segments that also hold
+	                               an allocated block */
+	uint64_t largest_free;      /* largest free gap inside one segment */
+	uint32_t segments, blocks;
+};
+
+/* What a tensor site held at a moment. */
+struct fw_held { uint32_t site; uint64_t bytes, count; };
+
+/* A moment and the tensor sites live then, largest first. */
+struct fw_moment {
+	struct fw_state st;
+	struct fw_held *held;
+	uint32_t nheld;
+};
+
+struct fw_tl_row { uint64_t t, reserved, allocated; };
+
+struct fw_dev {
+	int proc;                   /* -1: the device of the run */
+	int dev;
+	int host;                   /* host index (by host name) */
+	int run;                    /* a process's device: its run device's index */
+	/* now, during the pass; after it, at the end */
+	uint64_t reserved, allocated, awaiting;
+	struct fw_moment peak_alloc, peak_res;
+	struct fw_state end;        /* at the process's end / the run's end */
+	/* memtrace's CUDA-level view of the same device (0 when it saw none) */
+	int has_cuda;
+	uint64_t cuda_at_peak_res;  /* CUDA-level reserved at the framework's
+	                               peak of reserved */
+	uint64_t cuda_peak;         /* CUDA-level peak reserved */
+	uint64_t allocs, segment_allocs, maps, ooms;
+	/* framework reserved and allocated over time (timeline rule of
+	   account.c: a few rows per 1/4000 of the run) */
+	struct fw_tl_row *tl;
+	uint32_t ntl, cap_tl;
+	uint64_t tl_bucket, tl_max;
+	struct fw_tl_row tl_last;
+	int tl_pending, tl_started;
+};
+
+struct fw_oom {
+	int proc, dev;
+	int fdev;                   /* index in fw->devs of (proc, dev) */
+	uint64_t requested;         /* the request (size of the event) */
+	uint64_t device_free;       /* x of the event: the framework's view */
+	int has_total;
+	uint64_t device_total;      /* from the process's latest cuMemGetInfo */
+	int has_cuda;
+	uint64_t cuda_reserved;     /* memtrace's reserved of the process then */
+	int64_t outside;            /* total - free - framework reserved */
+	uint32_t stack;
+	struct fw_state st;
+	enum fw_verdict verdict;
+	struct fw_held top[AN_TOP];
+	int ntop;
+};
+
+struct fw_block {
+	uint64_t addr, size, stream;
+	uint64_t s_alloc, s_freq, s_fdone;      /* event numbers; FW_NEVER */
+	uint64_t t_alloc, t_freq, t_fdone;      /* run times, when they happened */
+	uint32_t stack, site;
+	int proc, fdev;
+};
+
+struct fw_seg {
+	uint64_t addr, size;
+	uint64_t s_alloc, s_free;
+	int proc, fdev;
+	int mapped;                 /* expandable segment pages */
+};
+
+struct fw_site {
+	uint32_t id;                /* from 1, in the order of first allocation */
+	int dev;
+	int proc;                   /* the process and FW stack of its first */
+	uint32_t stack;             /*   allocation */
+	char *key;                  /* "file:line function|..." innermost first */
+	char *file, *function;      /* its main frame: the user's, else the
+	                               innermost; NULL when no stack */
+	uint32_t line;
+	int user;                   /* the main frame is in the user's code */
+	int main_frame;             /* its index among the frames */
+	uint64_t allocs, bytes;     /* over the run */
+	uint64_t live, max;         /* live bytes now, and their highest */
+	struct an_site g;           /* for the growth test of leaks.c */
+	uint64_t exit_bytes, exit_count;        /* never freed */
+	int growing, interrupted;
+};
+
+struct fw_model {
+	struct fw_dev *devs;
+	int ndevs;
+	struct fw_block *blocks;
+	uint64_t nblocks;
+	struct fw_seg *segs;
+	uint64_t nsegs;
+	struct fw_site *sites;      /* sites[id - 1] */
+	uint32_t nsites;
+	struct fw_oom *ooms;
+	uint32_t nooms;
+	uint32_t *leaks;            /* site indexes: tensor leak candidates,
+	                               largest left at exit first */
+	uint32_t nleaks;
+	uint64_t events, unknown_frees, no_device;
+	uint64_t dropped;           /* "dropped=N" of FW_INFO notes, summed */
+	void *priv;
+};
+
+/* account.c: one FW_EVENT of pass 1; then once after the pass. */
+int fw_record(struct analysis *a, const struct srec *r);
+int fw_end(struct analysis *a);
+void fw_free(struct fw_model *m);
+
+/* "fragmentation", "cache held by another stream", ... */
+const char *fw_verdict_name(enum fw_verdict v);
+
+#endif
