@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/framework.h"
 #include "model/report.h"
 #include "views/format.h"
 
@@ -319,6 +320,209 @@ static void fragmentation(struct jw *j, const struct report *r, int di)
 	close_(j, '}');
 }
 
+/* --- "framework": the framework's own allocator (docs/report-json.md) ---- */
+
+static void fw_frames(struct jw *j, const struct report *r, const struct fw_site *s)
+{
+	struct trace_fw_frame fr[64];
+	uint32_t nf = 0;
+
+	if (s->stack)
+		nf = trace_fw_stack_frames(stream_proc(r->a->s, s->proc)->t, s->stack, fr, 64);
+	open_(j, "frames", '[');
+	for (uint32_t i = 0; i < nf && i < 64; i++) {
+		key(j, NULL);
+		fputs("{\"file\": ", j->f);
+		rep_json_str(j->f, fr[i].file, fr[i].file_len);
+		fprintf(j->f, ", \"line\": %" PRIu32 ", \"function\": ", fr[i].line);
+		rep_json_str(j->f, fr[i].function, fr[i].function_len);
+		fprintf(j->f, ", \"user\": %s}", s->user && (int)i == s->main_frame ? "true" : "false");
+	}
+	close_(j, ']');
+}
+
+static void fw_state(struct jw *j, const char *k, const struct fw_state *st)
+{
+	open_(j, k, '{');
+	u64(j, "time_ns", st->t);
+	u64(j, "reserved_bytes", st->reserved);
+	u64(j, "allocated_bytes", st->allocated);
+	u64(j, "cached_bytes", st->cached);
+	u64(j, "awaiting_free_bytes", st->awaiting);
+	u64(j, "inactive_split_bytes", st->inactive_split);
+	u64(j, "largest_free_block_bytes", st->largest_free);
+	u64(j, "segments", st->segments);
+	u64(j, "blocks", st->blocks);
+}
+
+static void fw_held(struct jw *j, const struct fw_held *h, int n)
+{
+	for (int i = 0; i < n; i++) {
+		open_(j, NULL, '{');
+		u64(j, "site", h[i].site + 1);
+		u64(j, "bytes", h[i].bytes);
+		u64(j, "count", h[i].count);
+		close_(j, '}');
+	}
+}
+
+static void fw_moment(struct jw *j, const char *k, const struct fw_moment *mo)
+{
+	fw_state(j, k, &mo->st);
+	open_(j, "sites", '[');
+	fw_held(j, mo->held, mo->nheld < REP_TOP ? (int)mo->nheld : REP_TOP);
+	close_(j, ']');
+	close_(j, '}');
+}
+
+static void fw_device(struct jw *j, const struct report *r, const struct fw_dev *d)
+{
+	const struct analysis *a = r->a;
+	const char *h;
+	size_t hl;
+
+	an_hostname(a, d->proc >= 0 ? d->proc : 0, &h, &hl);
+	open_(j, NULL, '{');
+	i64(j, "device", d->dev);
+	if (d->proc >= 0)
+		u64(j, "pid", rep_pid(a, d->proc));
+	else
+		null(j, "pid");
+	str(j, "hostname", h, hl);
+	fw_moment(j, "peak_allocated", &d->peak_alloc);
+	fw_moment(j, "peak_reserved", &d->peak_res);
+	fw_state(j, "at_exit", &d->end);
+	close_(j, '}');
+	if (d->has_cuda) {
+		u64(j, "cuda_peak_reserved_bytes", d->cuda_peak);
+		u64(j, "cuda_reserved_at_peak_reserved_bytes", d->cuda_at_peak_res);
+		u64(j, "outside_framework_bytes_at_peak_reserved",
+		    d->cuda_at_peak_res > d->peak_res.st.reserved ?
+		    d->cuda_at_peak_res - d->peak_res.st.reserved : 0);
+	} else {
+		null(j, "cuda_peak_reserved_bytes");
+		null(j, "cuda_reserved_at_peak_reserved_bytes");
+		null(j, "outside_framework_bytes_at_peak_reserved");
+	}
+	u64(j, "allocs", d->allocs);
+	u64(j, "segment_allocs", d->segment_allocs);
+	u64(j, "segment_maps", d->maps);
+	u64(j, "ooms", d->ooms);
+	open_(j, "timeline", '[');
+	for (uint32_t i = 0; i < d->ntl; i++) {
+		key(j, NULL);
+		fprintf(j->f, "[%" PRIu64 ", %" PRIu64 ", %" PRIu64 "]", d->tl[i].t, d->tl[i].reserved,
+			d->tl[i].allocated);
+	}
+	close_(j, ']');
+	close_(j, '}');
+}
+
+static void framework(struct jw *j, const struct report *r)
+{
+	const struct analysis *a = r->a;
+	const struct fw_model *m = a->fw;
+
+	if (!m) {
+		null(j, "framework");
+		return;
+	}
+	open_(j, "framework", '{');
+	cstr(j, "name", "PyTorch");
+	u64(j, "events", m->events);
+	u64(j, "unknown_frees", m->unknown_frees);
+	u64(j, "dropped_events", m->dropped);
+	open_(j, "devices", '[');
+	for (int k = 0; k < 2; k++)
+		for (int i = 0; i < m->ndevs; i++)
+			if ((m->devs[i].proc < 0) == !k)
+				fw_device(j, r, &m->devs[i]);
+	close_(j, ']');
+	open_(j, "sites", '[');
+	for (uint32_t i = 0; i < m->nsites; i++) {
+		const struct fw_site *s = &m->sites[i];
+
+		open_(j, NULL, '{');
+		u64(j, "site", s->id);
+		i64(j, "device", s->dev);
+		cstr(j, "function", s->function);
+		cstr(j, "file", s->file);
+		u64(j, "line", s->line);
+		boolean(j, "user", s->user);
+		u64(j, "allocs", s->allocs);
+		u64(j, "bytes", s->bytes);
+		u64(j, "peak_bytes", s->max);
+		u64(j, "exit_bytes", s->exit_bytes);
+		u64(j, "exit_count", s->exit_count);
+		fw_frames(j, r, s);
+		close_(j, '}');
+	}
+	close_(j, ']');
+	open_(j, "leaks", '[');
+	for (uint32_t i = 0; i < m->nleaks; i++) {
+		const struct fw_site *s = &m->sites[m->leaks[i]];
+
+		open_(j, NULL, '{');
+		u64(j, "site", s->id);
+		open_(j, "reasons", '[');
+		if (s->exit_bytes)
+			cstr(j, NULL, "live_at_exit");
+		if (s->growing)
+			cstr(j, NULL, "growing");
+		close_(j, ']');
+		boolean(j, "interrupted", s->interrupted);
+		i64(j, "device", s->dev);
+		u64(j, "bytes", s->exit_bytes);
+		u64(j, "count", s->exit_count);
+		u64(j, "peak_bytes", s->max);
+		close_(j, '}');
+	}
+	close_(j, ']');
+	open_(j, "cache_at_exit", '[');
+	for (int i = 0; i < m->ndevs; i++) {
+		const struct fw_dev *d = &m->devs[i];
+
+		if (d->proc < 0 || !d->end.cached)
+			continue;
+		open_(j, NULL, '{');
+		u64(j, "pid", rep_pid(a, d->proc));
+		i64(j, "device", d->dev);
+		u64(j, "bytes", d->end.cached);
+		close_(j, '}');
+	}
+	close_(j, ']');
+	open_(j, "ooms", '[');
+	for (uint32_t i = 0; i < m->nooms; i++) {
+		const struct fw_oom *o = &m->ooms[i];
+
+		open_(j, NULL, '{');
+		u64(j, "pid", rep_pid(a, o->proc));
+		i64(j, "device", o->dev);
+		u64(j, "requested_bytes", o->requested);
+		u64(j, "device_free_bytes", o->device_free);
+		if (o->has_total) {
+			u64(j, "device_total_bytes", o->device_total);
+			i64(j, "outside_framework_bytes", o->outside);
+		} else {
+			null(j, "device_total_bytes");
+			null(j, "outside_framework_bytes");
+		}
+		if (o->has_cuda)
+			u64(j, "cuda_reserved_bytes", o->cuda_reserved);
+		else
+			null(j, "cuda_reserved_bytes");
+		cstr(j, "verdict", fw_verdict_name(o->verdict));
+		fw_state(j, "state", &o->st);
+		close_(j, '}');
+		open_(j, "top_holders", '[');
+		fw_held(j, o->top, o->ntop);
+		close_(j, ']');
+		close_(j, '}');
+	}
+	close_(j, ']');
+	close_(j, '}');
+}
+
 int report_json(const struct report *r, FILE *f)
 {
 	const struct analysis *a = r->a;
@@ -446,6 +650,8 @@ int report_json(const struct report *r, FILE *f)
 		     "visible at the CUDA API; for PyTorch, PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync "
 		     "makes every tensor visible");
 	close_(&j, '}');
+
+	framework(&j, r);
 
 	key(&j, "shm");
 	shm_render_json(f, &r->shm);        /* one line: docs/report-json.md */

@@ -8,6 +8,7 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "model/framework.h"
 #include "model/report.h"
 #include "views/format.h"
 
@@ -389,6 +390,179 @@ static void shm(FILE *f, const struct report *r)
 	shm_render_text(f, &r->shm, shm_stack, &c);
 }
 
+/* --- framework: PyTorch (only when the traces hold FW records) ----------- */
+
+/* A tensor site's frames from its main one (the user's), "file:line
+   function", up to max, joined with " < ". */
+static void fw_chain(FILE *f, const struct report *r, const struct fw_site *s, int max)
+{
+	struct trace_fw_frame fr[64];
+	uint32_t nf = 0;
+	int n = 0;
+
+	if (s->stack)
+		nf = trace_fw_stack_frames(stream_proc(r->a->s, s->proc)->t, s->stack, fr, 64);
+	if (nf > 64)
+		nf = 64;
+	if (!nf) {
+		fputs("(no stack recorded)", f);
+		return;
+	}
+	for (uint32_t i = (uint32_t)s->main_frame; i < nf && n < max; i++, n++) {
+		const char *b = fr[i].file;
+		size_t bl = fr[i].file_len;
+
+		for (size_t k = 0; k < fr[i].file_len; k++)
+			if (fr[i].file[k] == '/') {
+				b = fr[i].file + k + 1;
+				bl = fr[i].file_len - k - 1;
+			}
+		if (n)
+			fputs(" < ", f);
+		rep_text_str(f, b, bl);
+		fprintf(f, ":%" PRIu32 " ", fr[i].line);
+		rep_text_str(f, fr[i].function, fr[i].function_len);
+	}
+	if (s->main_frame > 0)
+		fprintf(f, "  (+%d framework frame%s inside)", s->main_frame,
+			s->main_frame == 1 ? "" : "s");
+}
+
+static void fw_held_line(FILE *f, const struct report *r, const struct fw_held *h,
+			 const char *ind)
+{
+	fprintf(f, "%s%10s  %5" PRIu64 " tensor%s  ", ind, SZ(h->bytes), h->count,
+		h->count == 1 ? " " : "s");
+	fw_chain(f, r, &r->a->fw->sites[h->site], 3);
+	putc('\n', f);
+}
+
+/* "reserved R = allocated A + cached C (inactive split, largest free block)" */
+static void fw_state_line(FILE *f, const struct fw_state *st)
+{
+	fprintf(f, "reserved %s = allocated %s + cached %s (inactive split %s, largest free "
+		"block %s", SZ(st->reserved), SZ(st->allocated), SZ(st->cached),
+		SZ(st->inactive_split), SZ(st->largest_free));
+	if (st->awaiting)
+		fprintf(f, "; %s of allocated awaiting free", SZ(st->awaiting));
+	fputs(")\n", f);
+}
+
+static void fw_device(FILE *f, const struct report *r, int di, int brief)
+{
+	const struct fw_model *m = r->a->fw;
+	const struct fw_dev *d = &m->devs[di];
+	const char *ind = brief ? "    " : "  ";
+	char tm[32];
+
+	if (brief)
+		fprintf(f, "  pid %" PRIu32 " device %d\n", rep_pid(r->a, d->proc), d->dev);
+	else
+		fprintf(f, "\nframework: PyTorch, device %d\n", d->dev);
+	fprintf(f, "%speak allocated %s at %s: ", ind, SZ(d->peak_alloc.st.allocated),
+		rep_time(tm, sizeof(tm), d->peak_alloc.st.t));
+	fw_state_line(f, &d->peak_alloc.st);
+	fprintf(f, "%speak reserved %s at %s: ", ind, SZ(d->peak_res.st.reserved),
+		rep_time(tm, sizeof(tm), d->peak_res.st.t));
+	fw_state_line(f, &d->peak_res.st);
+	fprintf(f, "%sat exit: ", ind);
+	fw_state_line(f, &d->end);
+	if (d->has_cuda)
+		fprintf(f, "%sCUDA API: peak reserved %s; at the framework's peak of reserved %s, of "
+			"which %s outside the framework's segments (other allocations: NCCL, cuBLAS, "
+			"other libraries)\n", ind, SZ(d->cuda_peak), SZ(d->cuda_at_peak_res),
+			SZ(d->cuda_at_peak_res > d->peak_res.st.reserved ?
+			   d->cuda_at_peak_res - d->peak_res.st.reserved : 0));
+	else
+		fprintf(f, "%sCUDA API: no allocation seen on this device (the framework's segments "
+			"were not traced)\n", ind);
+	if (brief)
+		return;
+	for (int k = 0; k < 2; k++) {
+		const struct fw_moment *mo = k ? &d->peak_res : &d->peak_alloc;
+
+		if (!mo->nheld)
+			continue;
+		fprintf(f, "%stop tensor sites at the peak of %s:\n", ind, k ? "reserved" : "allocated");
+		for (uint32_t i = 0; i < mo->nheld && i < REP_TOP; i++)
+			fw_held_line(f, r, &mo->held[i], "    ");
+		if (mo->nheld > REP_TOP)
+			fprintf(f, "    ... %u more site%s\n", mo->nheld - REP_TOP,
+				mo->nheld - REP_TOP == 1 ? "" : "s");
+	}
+}
+
+static void framework(FILE *f, const struct report *r)
+{
+	const struct analysis *a = r->a;
+	const struct fw_model *m = a->fw;
+	int procs = 0;
+
+	if (!m)
+		return;
+	for (int i = 0; i < m->ndevs; i++)
+		if (m->devs[i].proc < 0)
+			fw_device(f, r, i, 0);
+	for (int i = 0; i < m->ndevs; i++)
+		procs += m->devs[i].proc >= 0;
+	if (a->nprocs > 1 && procs) {
+		fputs("  by process:\n", f);
+		for (int i = 0; i < m->ndevs; i++)
+			if (m->devs[i].proc >= 0)
+				fw_device(f, r, i, 1);
+	}
+	if (m->dropped)
+		fprintf(f, "  note: %" PRIu64 " framework event%s lost before memtrace read them "
+			"(the framework's history wrapped); figures miss them\n", m->dropped,
+			m->dropped == 1 ? " was" : "s were");
+	fputs("\ntensor leak candidates\n", f);
+	if (!m->nleaks)
+		fputs("  none: every tensor was freed, and no tensor site kept growing\n", f);
+	for (uint32_t i = 0; i < m->nleaks && i < REP_TOP; i++) {
+		const struct fw_site *s = &m->sites[m->leaks[i]];
+
+		fprintf(f, "    dev %-2d%10s  %5" PRIu64 " tensor%s  ", s->dev, SZ(s->exit_bytes),
+			s->exit_count, s->exit_count == 1 ? " " : "s");
+		fw_chain(f, r, s, 3);
+		fprintf(f, "\n%14s%s%s%s (highest live %s)\n", "", s->exit_bytes ? "left at exit" : "",
+			s->exit_bytes && s->growing ? ", " : "", s->growing ? "growing" : "",
+			SZ(s->max));
+		if (s->interrupted)
+			fprintf(f, "%14sinterrupted: its process did not exit cleanly, so it may not be "
+				"a leak\n", "");
+	}
+	for (int i = 0; i < m->ndevs; i++) {
+		const struct fw_dev *d = &m->devs[i];
+
+		if (d->proc < 0 || !d->end.cached)
+			continue;
+		fprintf(f, "  cache held at exit (the framework's free blocks, not a leak): pid %" PRIu32
+			" device %d %s\n", rep_pid(a, d->proc), d->dev, SZ(d->end.cached));
+	}
+	if (!m->nooms)
+		return;
+	fprintf(f, "\nframework out-of-memory errors (%u)\n", m->nooms);
+	for (uint32_t i = 0; i < m->nooms; i++) {
+		const struct fw_oom *o = &m->ooms[i];
+		char tm[32];
+
+		fprintf(f, "  %s pid %" PRIu32 " device %d: request of %s failed: %s\n",
+			rep_time(tm, sizeof(tm), o->st.t), rep_pid(a, o->proc), o->dev,
+			SZ(o->requested), fw_verdict_name(o->verdict));
+		fputs("      ", f);
+		fw_state_line(f, &o->st);
+		fprintf(f, "      device free %s (as the framework saw it)", SZ(o->device_free));
+		if (o->has_total)
+			fprintf(f, " of %s; outside the framework %s", SZ(o->device_total),
+				o->outside > 0 ? SZ((uint64_t)o->outside) : "0 B");
+		if (o->has_cuda)
+			fprintf(f, "; memtrace's reserved of the process %s", SZ(o->cuda_reserved));
+		putc('\n', f);
+		for (int k = 0; k < o->ntop; k++)
+			fw_held_line(f, r, &o->top[k], k ? "                  " : "      top holders ");
+	}
+}
+
 int report_text(const struct report *r, FILE *f)
 {
 	const struct analysis *a = r->a;
@@ -434,6 +608,7 @@ int report_text(const struct report *r, FILE *f)
 			"%s, imported from other processes peak %s\n", rep_pid(a, i),
 			SZ(ap->host_peak), SZ(ap->host_live), SZ(ap->hostreg_peak), SZ(ap->foreign_peak));
 	}
+	framework(f, r);
 	if (r->caching_seen)
 		fputs("\nnote: a caching allocator (PyTorch, CuPy) holds some segments. How it splits them "
 		      "into\n  buffers is not visible at the CUDA API, so they count as cached. For PyTorch,\n"
