@@ -394,7 +394,8 @@ static void tl_keep(struct fw_dev *d, const struct fw_tl_row *row)
 }
 
 /* The timeline rule of account.c: first change of a bucket, each new
-   maximum in it, and the state at the end of the bucket before. */
+   maximum of reserved or of allocated in it, and the state at the end of
+   the bucket before. */
 static void tl_add(struct analysis *a, struct fw_dev *d, uint64_t t)
 {
 	uint64_t w = a->duration / 4000 + 1, b = t / w;
@@ -404,12 +405,16 @@ static void tl_add(struct analysis *a, struct fw_dev *d, uint64_t t)
 		if (d->tl_pending)
 			tl_keep(d, &d->tl_last);
 		d->tl_pending = 0;
-		d->tl_max = 0;
+		d->tl_max = d->tl_max_alloc = 0;
 		d->tl_bucket = b;
 		d->tl_started = 1;
 	}
-	if (d->reserved > d->tl_max || d->allocated > d->tl_max || !d->ntl) {
-		d->tl_max = d->reserved > d->allocated ? d->reserved : d->allocated;
+	/* a new maximum of either: both peaks are rows */
+	if (d->reserved > d->tl_max || d->allocated > d->tl_max_alloc || !d->ntl) {
+		if (d->reserved > d->tl_max)
+			d->tl_max = d->reserved;
+		if (d->allocated > d->tl_max_alloc)
+			d->tl_max_alloc = d->allocated;
 		tl_keep(d, &row);
 		d->tl_pending = 0;
 		return;

@@ -75,7 +75,7 @@ struct fw_dev {
 	   account.c: a few rows per 1/4000 of the run) */
 	struct fw_tl_row *tl;
 	uint32_t ntl, cap_tl;
-	uint64_t tl_bucket, tl_max;
+	uint64_t tl_bucket, tl_max, tl_max_alloc;
 	struct fw_tl_row tl_last;
 	int tl_pending, tl_started;
 };

@@ -1,0 +1,166 @@
+/*
+ * dl-fwgen.c - scripted framework allocator histories with figures worked
+ * out by hand, handed to memtrace through the entry points of
+ * include/memtrace/framework.h (looked up with dlsym, as the Python hook
+ * does), over real segments of the simulated runtime (cudaMalloc of
+ * libcudart.so.13 from LD_LIBRARY_PATH), so the CUDA level sees them too.
+ * Used by tests/t72x-*.sh. Usage: dl-fwgen split|leak|oom
+ *
+ *   split  segments A, B of 20 MiB; tensors 8 (train.py:21) + 8 (:21) +
+ *          4 MiB (:22) in A, 6 MiB (:23) in B; the middle 8 MiB freed
+ *          (requested, then completed). Peak of reserved 40 MiB (at B's
+ *          segment_alloc: allocated 20, largest free 20, inactive split 0);
+ *          peak of allocated 26 MiB (cached 14, inactive split 14, largest
+ *          free 14); at exit allocated 18, cached 22, inactive split 22
+ *          (8 in A + 14 in B), largest free 14 MiB.
+ *   leak   one 20 MiB segment; 8 steps, 2 ms apart, each allocating a
+ *          2 MiB activation (train.py:30, freed in the step) and a 1 MiB
+ *          tensor kept in a list (train.py:33): at exit 8 MiB in 8 tensors
+ *          left live at :33, which kept growing; cache at exit 12 MiB.
+ *   oom    one 20 MiB segment tiled 3,2,3,2,3,2,3,2 MiB; the four 3 MiB
+ *          blocks freed: 12 MiB cached in 4 pieces of 3 MiB, 8 MiB
+ *          allocated at train.py:45; then an OOM of a 6 MiB request with x
+ *          = the device's free bytes: fragmentation.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "memtrace/framework.h"
+
+#define MiB (1024ull * 1024)
+
+static int (*fw_events)(const struct mt_fw_input *, size_t);
+static uint32_t (*fw_stack)(const void *, size_t, uint32_t);
+static int (*fw_info)(const char *, size_t);
+static int (*rt_malloc)(void **, size_t);
+static int (*rt_getinfo)(size_t *, size_t *);
+
+static uint64_t now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* One event, handed over at once (a drain of one entry). */
+static void ev(uint32_t action, uint64_t addr, uint64_t size, uint64_t x, uint32_t stack)
+{
+	struct mt_fw_input e = { action, 0, now(), addr, size, 7, x, stack, 0 };
+
+	if (fw_events(&e, 1) != 1) {
+		fprintf(stderr, "dl-fwgen: memtrace_fw_events failed\n");
+		exit(1);
+	}
+}
+
+/* A stack of a user frame at train.py:line (function fn) called from
+   main, below a frame inside torch. */
+static uint32_t stack(int line, const char *fn)
+{
+	static const char *files[3] = { "/usr/lib/python3/site-packages/torch/nn/functional.py",
+					"/work/train.py", "/work/train.py" };
+	const char *funcs[3] = { "linear", fn, "main" };
+	uint32_t lines[3] = { 2100, (uint32_t)line, 60 };
+	char buf[512];
+	size_t n = 0;
+
+	for (int i = 0; i < 3; i++) {
+		uint16_t fl = (uint16_t)strlen(files[i]), nl = (uint16_t)strlen(funcs[i]);
+
+		memcpy(buf + n, &lines[i], 4);
+		memcpy(buf + n + 4, &fl, 2);
+		memcpy(buf + n + 6, &nl, 2);
+		memcpy(buf + n + 8, files[i], fl);
+		memcpy(buf + n + 8 + fl, funcs[i], nl);
+		n += 8u + fl + nl;
+	}
+	return fw_stack(buf, n, 3);
+}
+
+static uint64_t segment(uint64_t size)
+{
+	void *p = NULL;
+
+	if (rt_malloc(&p, size) != 0) {
+		fprintf(stderr, "dl-fwgen: cudaMalloc of %llu failed\n", (unsigned long long)size);
+		exit(1);
+	}
+	ev(MT_FW_SEGMENT_ALLOC, (uint64_t)(uintptr_t)p, size, 0, 0);
+	return (uint64_t)(uintptr_t)p;
+}
+
+int main(int argc, char **argv)
+{
+	void *rt = dlopen("libcudart.so.13", RTLD_NOW);
+	const char *info = "framework=pytorch\nversion=2.11.0 (test)\n";
+
+	if (argc != 2 || !rt) {
+		fprintf(stderr, "usage: dl-fwgen split|leak|oom (libcudart.so.13 on LD_LIBRARY_PATH)\n");
+		return 2;
+	}
+	fw_events = (int (*)(const struct mt_fw_input *, size_t))dlsym(RTLD_DEFAULT, "memtrace_fw_events");
+	fw_stack = (uint32_t (*)(const void *, size_t, uint32_t))dlsym(RTLD_DEFAULT, "memtrace_fw_stack");
+	fw_info = (int (*)(const char *, size_t))dlsym(RTLD_DEFAULT, "memtrace_fw_info");
+	rt_malloc = (int (*)(void **, size_t))dlsym(rt, "cudaMalloc");
+	rt_getinfo = (int (*)(size_t *, size_t *))dlsym(rt, "cudaMemGetInfo");
+	if (!fw_events || !fw_stack || !fw_info || !rt_malloc || !rt_getinfo) {
+		fprintf(stderr, "dl-fwgen: not under memtrace (no memtrace_fw_* entry points)\n");
+		return 3;
+	}
+	fw_info(info, strlen(info));
+	if (!strcmp(argv[1], "split")) {
+		uint32_t s21 = stack(21, "step"), s22 = stack(22, "step"), s23 = stack(23, "step");
+		uint64_t a, b;
+
+		a = segment(20 * MiB);
+		ev(MT_FW_ALLOC, a, 8 * MiB, 0, s21);
+		ev(MT_FW_ALLOC, a + 8 * MiB, 8 * MiB, 0, s21);
+		ev(MT_FW_ALLOC, a + 16 * MiB, 4 * MiB, 0, s22);
+		b = segment(20 * MiB);
+		ev(MT_FW_ALLOC, b, 6 * MiB, 0, s23);
+		ev(MT_FW_FREE_REQUESTED, a + 8 * MiB, 8 * MiB, 0, s21);
+		ev(MT_FW_FREE_COMPLETED, a + 8 * MiB, 8 * MiB, 0, s21);
+	} else if (!strcmp(argv[1], "leak")) {
+		uint32_t s30 = stack(30, "step"), s33 = stack(33, "step");
+		uint64_t a = segment(20 * MiB);
+
+		for (int i = 0; i < 8; i++) {
+			uint64_t act = a + 12 * MiB, keep = a + (uint64_t)i * MiB;
+
+			ev(MT_FW_ALLOC, act, 2 * MiB, 0, s30);
+			ev(MT_FW_ALLOC, keep, 1 * MiB, 0, s33);
+			ev(MT_FW_FREE_REQUESTED, act, 2 * MiB, 0, s30);
+			ev(MT_FW_FREE_COMPLETED, act, 2 * MiB, 0, s30);
+			usleep(2000);
+		}
+	} else if (!strcmp(argv[1], "oom")) {
+		uint32_t s44 = stack(44, "fill"), s45 = stack(45, "fill"), s50 = stack(50, "grow");
+		uint64_t a = segment(20 * MiB), at = a;
+		size_t fr = 0, tot = 0;
+
+		for (int i = 0; i < 8; i++) {
+			uint64_t sz = (i % 2 ? 2 : 3) * MiB;
+
+			ev(MT_FW_ALLOC, at, sz, 0, i % 2 ? s45 : s44);
+			at += sz;
+		}
+		for (int i = 0; i < 4; i++) {
+			ev(MT_FW_FREE_REQUESTED, a + (uint64_t)i * 5 * MiB, 3 * MiB, 0, s44);
+			ev(MT_FW_FREE_COMPLETED, a + (uint64_t)i * 5 * MiB, 3 * MiB, 0, s44);
+		}
+		rt_getinfo(&fr, &tot);
+		ev(MT_FW_OOM, 0, 6 * MiB, fr, s50);
+		printf("device_free=%zu total=%zu\n", fr, tot);
+	} else {
+		fprintf(stderr, "dl-fwgen: unknown scenario '%s'\n", argv[1]);
+		return 2;
+	}
+	return 0;
+}
