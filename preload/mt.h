@@ -8,6 +8,8 @@
  *   recorder.c                        the core API below: per-thread state,
  *                                     events, device and pool sampling
  *   stacks.c, modules.c               backtraces and the module map
+ *   framework.c                       framework.h's entry points: a
+ *                                     framework allocator's own records
  *   writer.c                          the crash-safe trace file
  *   config.c                          the MEMTRACE_* variables
  * Unit tests call the core API directly, without LD_PRELOAD.
@@ -139,6 +141,9 @@ void mt_stacks_fork_child(void);
    many, or 0 when the thread runs no Python code (use native alone). */
 int mt_py_splice(struct mt_thread *t, const uint64_t *native, int n, uint64_t *out, int depth);
 void mt_py_fork_child(void);
+
+/* framework.c: the child of fork lets go of the parent's lock. */
+void mt_fw_fork_child(void);
 
 /* modules.c: write module records for objects not written yet. */
 void mt_modules_write(struct mt_thread *t, int force_scan);

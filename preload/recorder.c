@@ -443,6 +443,7 @@ static void atfork_child(void)
 	mt_writer_fork_child();
 	mt_modules_fork_child();
 	mt_stacks_fork_child();
+	mt_fw_fork_child();
 	pthread_mutex_init(&pools_lock, NULL);
 	for (int i = 0; i < n_pools; i++)
 		pools[i].reserved = pools[i].used = 0;

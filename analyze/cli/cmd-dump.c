@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/cmd.h"
@@ -22,7 +23,8 @@ static const char usage_text[] =
 	"\n"
 	"Prints every record of the trace FILE, one per line, in file order:\n"
 	"a first line '# trace ...' with the header, then process, module, stack,\n"
-	"alloc, free, pool, meminfo, driver, note, shm, timebase and exit records.\n"
+	"alloc, free, pool, meminfo, driver, note, shm, timebase, exit and the\n"
+	"framework records fw_event, fw_stack and fw_info.\n"
 	"Times are nanoseconds since the trace started. Warnings about a torn record\n"
 	"or a cut file go to stderr.\n"
 	"\n"
@@ -31,12 +33,11 @@ static const char usage_text[] =
 	"\n"
 	"exit status: 0 success, 1 invalid trace, 2 usage error or missing file\n";
 
-/* Prints "..." with C escapes. */
-static void put_string(const char *str, size_t n)
+/* Prints the bytes with C escapes, no quotes. */
+static void put_escaped(const char *str, size_t n)
 {
 	const unsigned char *s = (const unsigned char *)str;
 
-	putchar('"');
 	for (size_t i = 0; i < n;) {
 		unsigned char c = s[i];
 		size_t u;
@@ -60,6 +61,13 @@ static void put_string(const char *str, size_t n)
 		}
 		i++;
 	}
+}
+
+/* Prints "..." with C escapes. */
+static void put_string(const char *str, size_t n)
+{
+	putchar('"');
+	put_escaped(str, n);
 	putchar('"');
 }
 
@@ -276,6 +284,49 @@ static void dump_record(const struct trace *t, const struct trace_rec *r)
 		put_string(file.p, file.len);
 		fputs(" name=", stdout);
 		put_string(name.p, name.len);
+		putchar('\n');
+		break;
+	}
+	case MT_REC_FW_EVENT: {
+		const struct mt_fw_event *e = r->p;
+		const char *action = trace_fw_action_name(e->h.a);
+
+		fputs("fw_event", stdout);
+		put_time(t, r->time_ns);
+		printf(" dev=%d", e->h.b);
+		if (action)
+			printf(" action=%s", action);
+		else
+			printf(" action=%u", e->h.a);
+		printf(" addr=0x%" PRIx64 " size=%" PRIu64 " stream=0x%" PRIx64 " x=%" PRIu64
+		       " stack=%" PRIu32 "\n", e->addr, e->size, e->stream, e->x, e->stack_id);
+		break;
+	}
+	case MT_REC_FW_STACK: {
+		const struct mt_fw_stack *s = r->p;
+		/* trace_open() checked the frames fit: at most one per 8 bytes */
+		struct trace_fw_frame *f = malloc((s->nframes ? s->nframes : 1) * sizeof(*f));
+		uint32_t n = f ? trace_fw_frames(s, f, s->nframes) : 0;
+
+		printf("fw_stack id=%" PRIu32 " frames=\"", s->id);
+		for (uint32_t i = 0; i < n; i++) {
+			if (i)
+				fputs(" < ", stdout);
+			put_escaped(f[i].file, f[i].file_len);
+			printf(":%" PRIu32 " ", f[i].line);
+			put_escaped(f[i].function, f[i].function_len);
+		}
+		fputs("\"\n", stdout);
+		free(f);
+		break;
+	}
+	case MT_REC_FW_INFO: {
+		struct trace_bytes text = trace_fw_info_text(r->p);
+
+		fputs("fw_info", stdout);
+		put_time(t, r->time_ns);
+		fputs(" text=", stdout);
+		put_string(text.p, text.len);
 		putchar('\n');
 		break;
 	}
