@@ -423,10 +423,8 @@ static void framework(struct jw *j, const struct report *r)
 	const struct analysis *a = r->a;
 	const struct fw_model *m = a->fw;
 
-	if (!m) {
-		null(j, "framework");
+	if (!m)             /* absent: reports of other traces stay as they were */
 		return;
-	}
 	open_(j, "framework", '{');
 	cstr(j, "name", "PyTorch");
 	u64(j, "events", m->events);
