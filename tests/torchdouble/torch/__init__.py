@@ -1,0 +1,193 @@
+# torch - A TEST DOUBLE OF PYTORCH, for memtrace's tests only: never install
+# it, never put it on a path outside tests/. The tests put tests/torchdouble
+# first on PYTHONPATH so that "import torch" finds it on machines without
+# PyTorch or a GPU; it runs on the simulated CUDA (tests/simcuda) through
+# ctypes (libcudart.so.13 from LD_LIBRARY_PATH), so the segments of its
+# caching allocator are real cudaMalloc/cudaFree calls that memtrace traces.
+#
+# It implements only what memtrace's PyTorch hook (python/memtrace_torch.py)
+# and the tests use, with the signatures and layouts of PyTorch 2.11:
+#   torch.empty(size..., dtype=torch.uint8, device="cuda"), torch.Tensor
+#   (freed when the object dies), torch.device, torch.uint8 and a few
+#   dtypes; torch.cuda: is_available, is_initialized, init, _lazy_init,
+#   _lazy_call, _queued_calls, set_device, current_device, device,
+#   synchronize, empty_cache, memory_stats, memory_allocated,
+#   max_memory_allocated, memory_reserved, max_memory_reserved,
+#   OutOfMemoryError; torch.cuda.memory: get_allocator_backend ("native"),
+#   _record_memory_history, _snapshot, _dump_snapshot; torch._C:
+#   _cuda_attach_out_of_memory_observer and the _cuda_* entry points behind
+#   the above.
+# Two defaults differ from PyTorch, as memtrace's interface for the tests
+# fixes them: torch.empty's dtype is uint8 (PyTorch: float32) and its device
+# "cuda" (PyTorch: "cpu"). The tests' programs pass both explicitly.
+#
+# Sources mirrored (pytorch/pytorch, the revisions read; the 2.11 tag itself
+# was not among the stored sources, these are of the 2.x line around it):
+#   torch/cuda/memory.py @00b65a0 - memory_stats (flattened, sorted, {}
+#     before init), _record_memory_history (bool -> legacy, else _impl with
+#     context/stacks/max_entries/clear_history/skip_actions), _snapshot
+#     (returns _C._cuda_memorySnapshot(None), all devices), _dump_snapshot
+#   torch/cuda/__init__.py @17e3b6a - _lazy_init, _lazy_call, _queued_calls,
+#     is_initialized, DeferredCudaCallError
+#   torch/csrc/cuda/memory_snapshot.cpp @127b7ad - the snapshot dict:
+#     segments {device, address, total_size, allocated_size, active_size,
+#     requested_size, stream, segment_type, segment_pool_id, is_expandable,
+#     frames, blocks [{address, size, requested_size, state, frames}]} with
+#     blocks tiling the segment (address += size); device_traces, one list
+#     per device, entries {action, addr | device_free (oom), size, stream,
+#     time_us, frames (only when the entry has a context)};
+#     allocator_settings; the options checks of _record_memory_history
+#   torch/csrc/cuda/Module.cpp @87a08c1 - _cuda_memoryStats (the nested
+#     dict), _cuda_attach_out_of_memory_observer (observer(device,
+#     alloc_size, device_total, device_free), called before the raise)
+#   c10/cuda/CUDACachingAllocator.cpp @001074d - the allocator, see
+#     torch/_allocator.py: sizes rounded up to 512 B; requests <= 1 MiB from
+#     the small pool (2 MiB segments), < 10 MiB from 20 MiB segments, larger
+#     ones from a segment rounded up to 2 MiB; best fit (stream, size,
+#     address); split when the remainder is >= 512 B (small) / > 1 MiB
+#     (large); a freed block merges with free neighbours; when cudaMalloc
+#     fails, every unsplit cached segment is freed (cudaFree), then one retry
+#     counted in num_alloc_retries, then "oom" (device_free from
+#     cudaMemGetInfo, size the rounded request), num_ooms, the observers,
+#     OutOfMemoryError. Trace entries: alloc and free_* carry the requested
+#     size, segment_* the segment's; every _snapshot() adds a "snapshot"
+#     entry (addr 0, size = active bytes) seen by the next one.
+#   RingBuffer<TraceEntry> (same file): appends until max_entries, then
+#     overwrites the oldest; read oldest first; max_entries is 1 unless
+#     enabled="all"; disabling (enabled=None) or clear_history empties it.
+# Frames are Python frames only, innermost first, without the double's own
+# (in PyTorch torch.empty and the deallocation of a tensor are C++), also
+# for stacks="all". time_us is CLOCK_REALTIME in microseconds, taken when
+# the entry is made (PyTorch fits it from the TSC at snapshot time).
+#
+# Not done: expandable segments, PYTORCH_CUDA_ALLOC_CONF (shown in
+# allocator_settings, otherwise ignored), the cudaMallocAsync backend,
+# streams other than the default one (stream 0), record_stream and so the
+# "active_awaiting_free" block state (PyTorch's snapshot code writes that
+# state as "active_pending_free" while memory.py documents
+# "active_awaiting_free"; the double never produces either), CUDA graphs,
+# the user_metadata and compile_context fields of newer entries, C++ frames.
+import math
+
+from . import _C
+from ._allocator import OutOfMemoryError  # noqa: F401
+
+__version__ = "2.11.0+testdouble"
+
+
+class dtype:
+    def __init__(self, name, itemsize):
+        self.name = name
+        self.itemsize = itemsize
+
+    def __repr__(self):
+        return "torch." + self.name
+
+
+uint8 = dtype("uint8", 1)
+int8 = dtype("int8", 1)
+float16 = half = dtype("float16", 2)
+bfloat16 = dtype("bfloat16", 2)
+int32 = dtype("int32", 4)
+float32 = float = dtype("float32", 4)
+int64 = long = dtype("int64", 8)
+float64 = double = dtype("float64", 8)
+
+
+class device:
+    def __init__(self, type, index=None):
+        if index is None and ":" in type:
+            type, index = type.split(":", 1)
+            index = int(index)
+        self.type = type
+        self.index = index
+
+    def __str__(self):
+        return self.type if self.index is None else "%s:%d" % (self.type, self.index)
+
+    def __repr__(self):
+        return "device(type='%s'%s)" % (self.type, "" if self.index is None else
+                                        ", index=%d" % self.index)
+
+    def __eq__(self, other):
+        return str(self) == str(other)
+
+    def __hash__(self):
+        return hash(str(self))
+
+
+class Tensor:
+    """A tensor that owns its memory and nothing else: its block goes back
+    to the caching allocator (free_requested, free_completed) when the
+    object dies."""
+
+    def __init__(self, shape, dt, dev, block):
+        self.shape = shape
+        self.dtype = dt
+        self.device = dev
+        self._block = block
+
+    def size(self, dim=None):
+        return self.shape if dim is None else self.shape[dim]
+
+    def dim(self):
+        return len(self.shape)
+
+    def numel(self):
+        return math.prod(self.shape)
+
+    def element_size(self):
+        return self.dtype.itemsize
+
+    @property
+    def nbytes(self):
+        return self.numel() * self.dtype.itemsize
+
+    @property
+    def is_cuda(self):
+        return self.device.type == "cuda"
+
+    def data_ptr(self):
+        return self._block.ptr if self._block is not None else 0
+
+    def get_device(self):
+        return self.device.index if self.is_cuda else -1
+
+    def __repr__(self):
+        return "tensor(<%d bytes at 0x%x>, device='%s')" % (self.nbytes, self.data_ptr(),
+                                                            self.device)
+
+    def __del__(self):
+        block, self._block = self._block, None
+        if block is None:
+            return
+        try:
+            _C._allocator_for(block.device).free(block)
+        except Exception:
+            # at interpreter exit the allocator may be gone: nothing to do
+            pass
+
+
+def empty(*size, dtype=None, device="cuda"):
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = tuple(size[0])
+    shape = tuple(int(s) for s in size)
+    dt = dtype if dtype is not None else uint8
+    dev = globals()["device"](str(device)) if not isinstance(device, int) else \
+        globals()["device"]("cuda", device)
+    nbytes = math.prod(shape) * dt.itemsize
+    if dev.type == "cpu":
+        return Tensor(shape, dt, dev, None)
+    if dev.type != "cuda":
+        raise RuntimeError("the test double of torch knows only cpu and cuda devices")
+    cuda._lazy_init()
+    index = dev.index if dev.index is not None else cuda.current_device()
+    dev = globals()["device"]("cuda", index)
+    if nbytes == 0:
+        return Tensor(shape, dt, dev, None)
+    with cuda.device(index):
+        block = _C._allocator_for(index).malloc(nbytes)
+    return Tensor(shape, dt, dev, block)
+
+
+from . import cuda  # noqa: E402
