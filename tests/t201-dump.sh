@@ -2,7 +2,8 @@
 # t201-dump: `memtrace dump` of the reader unit test's sample trace (every
 # record type, two threads, a timebase, an unwritten and a damaged slab, the
 # exit record of exit(3), format 1.1), line for line; then the same trace
-# with a torn record and cut short, which load with one warning each.
+# with a torn record and cut short, which load with one warning each; the
+# framework records' sample (format 1.2), line for line.
 . "$(dirname "$0")/lib.sh"
 
 GEN=$B/tests/unit/test-analyze-reader
@@ -45,6 +46,26 @@ head -c $((4096 + 3 * 4096 + 36)) sample.bin >cut.bin
 expect_eq "$(cat err)" "memtrace: warning: 'cut.bin': truncated: the last slab has 36 of 4096 bytes; loaded the records before the cut" "cut warning"
 sed -e '1s/sample.bin.*/cut.bin'"'"': format 1.1, pid 4242, slab 4096, 14 records/' -e '$d' expected | sed '$d' | diff -u - out ||
 	fail "dump of the cut trace differs"
+
+# the framework records of format 1.2: two stacks and a note in the slab of
+# thread 7, five events in a slab of their own
+"$GEN" --write-sample fw.bin fw || fail "cannot write the framework sample"
+"$MEMTRACE" dump fw.bin >out 2>err || fail "dump of the framework sample exited $?"
+[ -s err ] && fail "dump of the framework sample warned: $(cat err)"
+cat >expected <<'END'
+# trace 'fw.bin': format 1.2, pid 4242, slab 4096, 10 records
+process pid=4242 ppid=1 rank=3 local_rank=-1 world_size=8 host="node1" exe="/bin/x" cmdline="a" "b c"
+alloc time=+100 tid=7 dev=0 api=cudaMalloc kind=device addr=0x7f0000000000 bytes=2097152 result=0(runtime) stack=0
+fw_stack id=2 frames="train.py:42 step < /lib/torch/nn.py:7 forward"
+fw_stack id=1 frames="/lib/torch/nn.py:7 forward"
+fw_info time=+120 text="framework=torch\nversion=2.11.0\n"
+fw_event time=+50 dev=0 action=segment_alloc addr=0x7f0000000000 size=2097152 stream=0x0 x=0 stack=1
+fw_event time=+60 dev=0 action=alloc addr=0x7f0000000000 size=512 stream=0x0 x=0 stack=2
+fw_event time=+150 dev=0 action=free_requested addr=0x7f0000000000 size=512 stream=0x0 x=0 stack=2
+fw_event time=+170 dev=0 action=free_completed addr=0x7f0000000000 size=512 stream=0x0 x=0 stack=2
+fw_event time=+200 dev=0 action=oom addr=0x0 size=1099511627776 stream=0x1234 x=4096 stack=0
+END
+diff -u expected out || fail "dump of the framework sample differs"
 
 # a corrupt record: one line naming it, exit 1
 cp sample.bin bad.bin

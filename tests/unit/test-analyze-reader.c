@@ -1407,17 +1407,23 @@ static void test_resident(void)
 
 /*
  * test-analyze-reader --write-sample FILE [torn] [run_id=N] [pid=N]: the
- * sample trace, for the tNNN cases.
+ * sample trace, for the tNNN cases; with fw, the framework records' sample
+ * of build_fw() instead.
  */
 static int write_sample(int argc, char **argv)
 {
 	struct tb tb;
 	FILE *f;
-	int torn = 0;
+	int torn = 0, fw = 0;
 
-	for (int i = 3; i < argc; i++)
+	for (int i = 3; i < argc; i++) {
 		torn |= !strcmp(argv[i], "torn");
-	build_sample(&tb, torn);
+		fw |= !strcmp(argv[i], "fw");
+	}
+	if (fw)
+		build_fw(&tb);
+	else
+		build_sample(&tb, torn);
 	for (int i = 3; i < argc; i++) {
 		if (!strncmp(argv[i], "run_id=", 7))
 			tb_header(&tb)->run_id = strtoull(argv[i] + 7, NULL, 10);

@@ -3,12 +3,16 @@
  * through mt_event into a real trace file, which this test then parses with
  * its own minimal reader (independent of analyze/), checking exact values:
  * header, slab layout, the process record first, event fields, time bases,
- * slab roll-over, stack interning.
+ * slab roll-over, stack interning, framework records in slabs of their own
+ * (and what a batch of them costs).
  */
 #include <fcntl.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
+#include "memtrace/framework.h"
 #include "mt.h"
 #include "testhelp.h"
 
@@ -73,7 +77,8 @@ static void count(const struct mt_head *h, const char *rec, uint64_t base, void 
 		t->timebases++;
 	if (h->type == MT_REC_STACK)
 		t->stacks++;
-	t->last_type = h->type;
+	if (h->type != MT_REC_FW_EVENT)     /* their slabs may come later in the file */
+		t->last_type = h->type;
 	if (h->type == MT_REC_EXIT) {
 		const struct mt_exit *x = (const void *)rec;
 		t->exits++;
@@ -89,6 +94,72 @@ static void count(const struct mt_head *h, const char *rec, uint64_t base, void 
 		t->bytes_sum += e->bytes;
 		t->last_time = base + e->time_delta;
 	}
+}
+
+/* Framework records per slab: FW events in slabs holding nothing else, in
+   time order, under the caller's tid; stacks and notes elsewhere. */
+struct fw_tally {
+	int fw_slabs, mixed_slabs, unordered, wrong_tid, stacks, infos;
+	uint64_t events, first_time, last_time;
+	uint32_t last_stack_nframes;
+};
+
+static void fw_count(struct fw_tally *t, uint32_t tid)
+{
+	const struct mt_file_header *h = (const void *)file;
+
+	memset(t, 0, sizeof *t);
+	for (size_t off = h->header_size; off + MT_SLAB_SIZE <= file_size; off += MT_SLAB_SIZE) {
+		const struct mt_slab_header *sh = (const void *)(file + off);
+		int fw = 0, other = 0;
+		uint64_t base, last = 0;
+		size_t pos = sizeof *sh;
+
+		if (sh->magic != MT_SLAB_MAGIC)
+			continue;
+		base = sh->time_base;
+		while (pos + 8 <= MT_SLAB_SIZE) {
+			const struct mt_head *hd = (const void *)(file + off + pos);
+			if (hd->type == 0)
+				break;
+			size_t size = hd->size8 ? hd->size8 * 8u : ((const struct mt_long_head *)hd)->size;
+			if (hd->type == MT_REC_FW_EVENT) {
+				uint64_t time = base + ((const struct mt_fw_event *)hd)->time_delta;
+				if (time < last)
+					t->unordered++;
+				if (!t->events)
+					t->first_time = time;
+				last = t->last_time = time;
+				t->events++;
+				fw++;
+			} else {
+				other++;
+			}
+			if (hd->type == MT_REC_FW_STACK) {
+				t->stacks++;
+				t->last_stack_nframes = ((const struct mt_fw_stack *)hd)->nframes;
+			}
+			t->infos += hd->type == MT_REC_FW_INFO;
+			pos += size;
+		}
+		if (fw) {
+			t->fw_slabs++;
+			t->mixed_slabs += other > 0;
+			t->wrong_tid += sh->tid != tid;
+		}
+	}
+}
+
+/* Packs one frame as memtrace_fw_stack() takes it. */
+static size_t pack_frame(unsigned char *out, size_t at, uint32_t line, const char *file_name,
+			 const char *func)
+{
+	struct mt_fw_frame f = { line, (uint16_t)strlen(file_name), (uint16_t)strlen(func) };
+
+	memcpy(out + at, &f, sizeof f);
+	memcpy(out + at + sizeof f, file_name, f.file_len);
+	memcpy(out + at + sizeof f + f.file_len, func, f.func_len);
+	return at + sizeof f + f.file_len + f.func_len;
 }
 
 /*
@@ -167,6 +238,78 @@ int main(void)
 		memset(&tally, 0, sizeof tally);
 		walk(count, &tally);
 		CHECK_EQ_U64(tally.stacks, 2);
+	}
+
+	TEST("framework: stacks interned by their bytes, in the caller's slab") {
+		unsigned char a[64], b[64];
+		size_t alen = pack_frame(a, 0, 42, "train.py", "step");
+		alen = pack_frame(a, alen, 7, "nn.py", "forward");
+		size_t blen = pack_frame(b, 0, 42, "train.py", "stop");
+		uint32_t ida = memtrace_fw_stack(a, alen, 2);
+		CHECK(ida > 0);
+		CHECK_EQ_U64(memtrace_fw_stack(a, alen, 2), ida);
+		uint32_t idb = memtrace_fw_stack(b, blen, 1);
+		CHECK(idb > 0 && idb != ida);
+		CHECK_EQ_U64(memtrace_fw_stack(a, alen, 1), 0);       /* bytes left over */
+		CHECK_EQ_U64(memtrace_fw_stack(a, alen - 1, 2), 0);   /* frame cut */
+		CHECK_EQ_U64(memtrace_fw_stack(a, alen + 1, 2), 0);
+		CHECK_EQ_U64(memtrace_fw_info("framework=test\n", 15), 0);
+		/* A stack too big for one record keeps its innermost frames that fit. */
+		static unsigned char big[40 * 1024];
+		char name[1100];
+		size_t blen2 = 0;
+		memset(name, 'x', sizeof name - 1);
+		name[sizeof name - 1] = 0;
+		for (int i = 0; i < 30; i++)
+			blen2 = pack_frame(big, blen2, (uint32_t)i, name, "f");
+		uint32_t idc = memtrace_fw_stack(big, blen2, 30);
+		CHECK(idc > 0 && idc != ida && idc != idb);
+		load(path);
+		struct fw_tally fw;
+		fw_count(&fw, (uint32_t)syscall(SYS_gettid));
+		CHECK_EQ_U64(fw.stacks, 3);
+		CHECK_EQ_U64(fw.infos, 1);
+		/* (16384 - 16) / (8 + 1099 + 1) = 14 frames of 1108 bytes */
+		CHECK_EQ_U64(fw.last_stack_nframes, 14);
+		CHECK_EQ_U64(fw.fw_slabs, 0);
+	}
+
+	TEST("framework: events in slabs of their own, in time order; the cost of a batch") {
+		enum { N = 10000 };
+		static struct mt_fw_input ev[N];
+		struct timespec t0, t1;
+		uint64_t base = mt_now();
+		for (int i = 0; i < N; i++)
+			ev[i] = (struct mt_fw_input){ .action = 1 + i % 8, .device = i % 2,
+				.time_ns = base + (uint64_t)i * 100, .addr = 0x1000 + (uint64_t)i * 512,
+				.size = 512, .stack_id = 1 };
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		int n = memtrace_fw_events(ev, N);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		CHECK_EQ_U64(n, N);
+		double ns = ((double)(t1.tv_sec - t0.tv_sec) * 1e9 + (double)(t1.tv_nsec - t0.tv_nsec)) / N;
+		printf("unit %s: memtrace_fw_events: %.1f ns per event (a batch of %d)\n", __FILE__, ns, N);
+		CHECK(ns < 2000);
+		/* a batch that goes back in time (and an action no record can hold) */
+		struct mt_fw_input back[3] = {
+			{ .action = MT_FW_ALLOC, .time_ns = base + 50, .addr = 0x99 },
+			{ .action = 0, .time_ns = base + 60 },
+			{ .action = MT_FW_FREE_REQUESTED, .time_ns = base + 70, .addr = 0x99 },
+		};
+		CHECK_EQ_U64(memtrace_fw_events(back, 3), 2);
+		CHECK_EQ_U64(memtrace_fw_events(back, 0), 0);
+		load(path);
+		struct fw_tally fw;
+		fw_count(&fw, (uint32_t)syscall(SYS_gettid));
+		CHECK_EQ_U64(fw.events, N + 2);
+		/* 65520 / 56 = 1170 events per slab: 9 slabs, then one more for
+		   the batch that went back */
+		CHECK_EQ_U64(fw.fw_slabs, 10);
+		CHECK_EQ_U64(fw.mixed_slabs, 0);
+		CHECK_EQ_U64(fw.unordered, 0);
+		CHECK_EQ_U64(fw.wrong_tid, 0);
+		CHECK_EQ_U64(fw.first_time, base);
+		CHECK_EQ_U64(fw.last_time, base + 70);
 	}
 
 	TEST("at exit: the exit record last, then the file cut after the last slab") {
