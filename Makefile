@@ -246,6 +246,7 @@ install: all
 	  $(DESTDIR)$(PREFIX)/share/memtrace
 	install -m 755 $(B)/memtrace $(DESTDIR)$(PREFIX)/bin/memtrace
 	install -m 755 $(B)/libmemtrace.so $(DESTDIR)$(PREFIX)/lib/memtrace/libmemtrace.so
+	install -d $(DESTDIR)$(PREFIX)/lib/memtrace/python && install -m 644 python/*.py $(DESTDIR)$(PREFIX)/lib/memtrace/python/
 	install -m 644 scripts/*.gp $(DESTDIR)$(PREFIX)/share/memtrace/ 2>/dev/null || true
 
 clean:

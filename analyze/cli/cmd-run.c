@@ -1,6 +1,8 @@
 /*
  * cmd-run.c - memtrace run [-o FILE] [--depth N] [--no-follow]
- * [--no-summary] [--] CMD...: runs CMD with libmemtrace.so preloaded, waits
+ * [--no-summary] [--no-torch] [--torch-snapshot] [--] CMD...: runs CMD with
+ * libmemtrace.so preloaded (and memtrace's Python bootstrap first on
+ * PYTHONPATH, for PyTorch's allocator history: docs/torch.md), waits
  * for it, sums up the run from its traces (the analysis of `memtrace
  * report`, without a database) or lists them, and exits with CMD's status.
  *
@@ -53,6 +55,9 @@ static const char usage_text[] =
 	"                     0 records no stacks)\n"
 	"  --no-follow        trace only the first process, not its descendants\n"
 	"  --no-summary       list the traces written instead of the summary\n"
+	"  --no-torch         do not record PyTorch's allocator history (tensors)\n"
+	"  --torch-snapshot   also keep PyTorch's memory snapshot of each process\n"
+	"                     that used it, as STEM.PID.torch.pickle\n"
 	"\n"
 	"Options end at CMD: what follows is CMD's, options included. They take\n"
 	"their value as --opt=V or --opt V (-oFILE or -o FILE).\n"
@@ -73,6 +78,8 @@ struct options {
 	const char *depth;          /* NULL: the environment's or the default */
 	int no_follow;
 	int no_summary;
+	int no_torch;
+	int torch_snapshot;
 	char **cmd;
 };
 
@@ -87,7 +94,7 @@ struct outpath {
 
 static volatile sig_atomic_t child_pid;
 
-enum { OPT_DEPTH = 256, OPT_NO_FOLLOW, OPT_NO_SUMMARY };
+enum { OPT_DEPTH = 256, OPT_NO_FOLLOW, OPT_NO_SUMMARY, OPT_NO_TORCH, OPT_TORCH_SNAPSHOT };
 
 static const struct option long_options[] = {
 	{ "help", no_argument, NULL, 'h' },
@@ -95,6 +102,8 @@ static const struct option long_options[] = {
 	{ "depth", required_argument, NULL, OPT_DEPTH },
 	{ "no-follow", no_argument, NULL, OPT_NO_FOLLOW },
 	{ "no-summary", no_argument, NULL, OPT_NO_SUMMARY },
+	{ "no-torch", no_argument, NULL, OPT_NO_TORCH },
+	{ "torch-snapshot", no_argument, NULL, OPT_TORCH_SNAPSHOT },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -133,6 +142,12 @@ static int parse_options(int argc, char **argv, struct options *o)
 			break;
 		case OPT_NO_SUMMARY:
 			o->no_summary = 1;
+			break;
+		case OPT_NO_TORCH:
+			o->no_torch = 1;
+			break;
+		case OPT_TORCH_SNAPSHOT:
+			o->torch_snapshot = 1;
 			break;
 		default:
 			return -EXIT_USAGE;
@@ -186,6 +201,70 @@ static int find_library(char *lib, size_t len)
 	}
 	snprintf(lib, len, "%s", exe);
 	return 0;
+}
+
+/*
+ * memtrace's Python bootstrap (sitecustomize.py) beside the library:
+ * LIBDIR/python installed, LIBDIR/../python in the build tree. Fills dir
+ * and returns 0, or -1 (the run then goes on without it).
+ */
+static int find_python_dir(const char *lib, char *dir, size_t len)
+{
+	static const char *const rel[] = { "python", "../python" };
+	char base[PATH_MAX], try_[PATH_MAX + 32], real[PATH_MAX];
+	char *slash;
+
+	snprintf(base, sizeof(base), "%s", lib);
+	slash = strrchr(base, '/');
+	if (!slash)
+		return -1;
+	*slash = '\0';
+	for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
+		snprintf(try_, sizeof(try_), "%s/%s/sitecustomize.py", base, rel[i]);
+		if (!is_file(try_) || !realpath(try_, real))
+			continue;
+		slash = strrchr(real, '/');
+		*slash = '\0';
+		/* PYTHONPATH splits on ':' */
+		if (strchr(real, ':'))
+			return -1;
+		snprintf(dir, len, "%s", real);
+		return 0;
+	}
+	return -1;
+}
+
+/*
+ * The Python side's part of the contract (docs/environment.md): the
+ * bootstrap first on PYTHONPATH and MEMTRACE_TORCH=1, unless --no-torch or
+ * MEMTRACE_TORCH=0 already. PYTHONPATH stays set for the command's own
+ * children (spawn workers, torchrun ranks).
+ */
+static void set_python_env(const struct options *o, const char *lib)
+{
+	const char *env = getenv("MEMTRACE_TORCH"), *old = getenv("PYTHONPATH");
+	char dir[PATH_MAX], *path;
+	size_t len;
+
+	if (o->no_torch || (env && !strcmp(env, "0"))) {
+		setenv("MEMTRACE_TORCH", "0", 1);
+		return;
+	}
+	if (find_python_dir(lib, dir, sizeof(dir)) < 0)
+		return;
+	len = strlen(dir) + (old ? strlen(old) : 0) + 2;
+	path = malloc(len);
+	if (!path)
+		return;
+	if (old && *old)
+		snprintf(path, len, "%s:%s", dir, old);
+	else
+		snprintf(path, len, "%s", dir);
+	setenv("PYTHONPATH", path, 1);
+	free(path);
+	setenv("MEMTRACE_TORCH", "1", 1);
+	if (o->torch_snapshot)
+		setenv("MEMTRACE_TORCH_SNAPSHOT", "1", 1);
 }
 
 static int make_outpath(const char *output, struct outpath *op)
@@ -344,6 +423,7 @@ static void exec_child(const struct options *o, const struct outpath *op, const 
 			snprintf(preload, len, "%s", lib);
 		setenv("LD_PRELOAD", preload, 1);
 	}
+	set_python_env(o, lib);
 
 	execvp(o->cmd[0], o->cmd);
 	e = errno;
