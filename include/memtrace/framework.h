@@ -1,8 +1,8 @@
 /*
  * framework.h - how a framework's own allocator reaches the trace: the C
  * entry points libmemtrace.so exports for memtrace's Python side
- * (python/memtrace_boot/, which drains PyTorch's allocator history) and
- * the values they take. The records they write are MT_REC_FW_* of
+ * (python/memtrace_torch.py, which drains PyTorch's allocator history)
+ * and the values they take. The records they write are MT_REC_FW_* of
  * trace-format.h.
  *
  * The entry points are called from ordinary Python code (through ctypes),
