@@ -761,6 +761,13 @@ int sym_is_caching(struct symbols *sy, const struct stream *s, int proc, uint32_
 		name = dwfl_module_addrname(mf->mod, st->ips[i] - m->base - 1);
 		e->caching = sym_name_is_caching(name, NULL);
 	}
+	if (!e->caching) {      /* a caching allocator written in Python */
+		const struct sym_stack *ss = sym_stack(sy, s, proc, stack);
+
+		for (int i = 0; ss && i < ss->nframes && !e->caching; i++)
+			e->caching = ss->frames[i].python &&
+				     sym_name_is_caching(ss->frames[i].function, NULL);
+	}
 	return e->caching;
 }
 

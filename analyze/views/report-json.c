@@ -643,10 +643,13 @@ int report_json(const struct report *r, FILE *f)
 
 	open_(&j, "caching_allocator", '{');
 	boolean(&j, "seen", r->caching_seen);
-	if (r->caching_seen)
+	if (r->caching_seen && a->fw)
+		cstr(&j, "note", "at the CUDA API a caching allocator's segments count as cached; "
+		     "\"framework\" splits them into tensors and cache");
+	else if (r->caching_seen)
 		cstr(&j, "note", "a caching allocator's split of its segments into buffers is not "
-		     "visible at the CUDA API; for PyTorch, PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync "
-		     "makes every tensor visible");
+		     "visible at the CUDA API, and these traces hold no framework records "
+		     "(MEMTRACE_TORCH=0, python -I/-E/-S, another backend: docs/torch.md)");
 	close_(&j, '}');
 
 	framework(&j, r);

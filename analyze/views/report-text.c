@@ -609,10 +609,14 @@ int report_text(const struct report *r, FILE *f)
 			SZ(ap->host_peak), SZ(ap->host_live), SZ(ap->hostreg_peak), SZ(ap->foreign_peak));
 	}
 	framework(f, r);
-	if (r->caching_seen)
+	if (r->caching_seen && a->fw)
+		fputs("\nnote: a caching allocator holds some segments: at the CUDA API they count as "
+		      "cached;\n  the framework section above splits them into tensors and cache.\n", f);
+	else if (r->caching_seen)
 		fputs("\nnote: a caching allocator (PyTorch, CuPy) holds some segments. How it splits them "
 		      "into\n  buffers is not visible at the CUDA API, so they count as cached. For PyTorch,\n"
-		      "  PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync makes every tensor visible.\n", f);
+		      "  memtrace run records the allocator's own events unless MEMTRACE_TORCH=0, python\n"
+		      "  -I/-E/-S or another backend (docs/torch.md); this trace has none.\n", f);
 	leaks(f, r);
 	fragmentation(f, r);
 	failures(f, r);

@@ -250,297 +250,306 @@ def pool_name(pool):
 
 # --- one device --------------------------------------------------------------
 
-class DeviceCachingAllocator:
-    def __init__(self, device):
-        self.device = device
-        self.lock = threading.RLock()
-        self.stats = Stats()
-        self.large_blocks = BlockPool(False)
-        self.small_blocks = BlockPool(True)
-        self.active_blocks = set()
-        self.record_history = False
-        self.record_context = NEVER
-        self.skip_actions = frozenset()
-        self.alloc_buffer = RingBuffer()
-        self.oom_observers = []
+class CUDACachingAllocator:
+    """Stands for the C++ namespace c10::cuda::CUDACachingAllocator, so that
+    the double's frames carry the name by which memtrace recognizes
+    PyTorch's allocator (its segments are the cache, not buffers).
+    Python 3.11+ frames show the qualified name."""
 
-    def record_history_set(self, enabled, max_entries, when, clear_history, skip_actions):
-        with self.lock:
-            self.record_history = enabled
-            self.alloc_buffer.set_max_entries(max_entries)
-            self.record_context = when if enabled else NEVER
-            self.skip_actions = frozenset(skip_actions or ())
-            if not enabled or clear_history:
-                self.alloc_buffer.clear()
+    class DeviceCachingAllocator:
+        def __init__(self, device):
+            self.device = device
+            self.lock = threading.RLock()
+            self.stats = Stats()
+            self.large_blocks = BlockPool(False)
+            self.small_blocks = BlockPool(True)
+            self.active_blocks = set()
+            self.record_history = False
+            self.record_context = NEVER
+            self.skip_actions = frozenset()
+            self.alloc_buffer = RingBuffer()
+            self.oom_observers = []
 
-    def maybe_gather_context(self, level):
-        if self.record_context < level:
-            return None
-        return gather()
+        def record_history_set(self, enabled, max_entries, when, clear_history, skip_actions):
+            with self.lock:
+                self.record_history = enabled
+                self.alloc_buffer.set_max_entries(max_entries)
+                self.record_context = when if enabled else NEVER
+                self.skip_actions = frozenset(skip_actions or ())
+                if not enabled or clear_history:
+                    self.alloc_buffer.clear()
 
-    def record_trace(self, action, addr, size, stream, device, context):
-        if not self.record_history or action in self.skip_actions:
-            return
-        self.alloc_buffer.insert((action, addr, size, stream, time.time_ns(),
-                                  context if self.record_context >= ALLOC else None))
+        def maybe_gather_context(self, level):
+            if self.record_context < level:
+                return None
+            return gather()
 
-    # --- malloc ---
+        def record_trace(self, action, addr, size, stream, device, context):
+            if not self.record_history or action in self.skip_actions:
+                return
+            self.alloc_buffer.insert((action, addr, size, stream, time.time_ns(),
+                                      context if self.record_context >= ALLOC else None))
 
-    @staticmethod
-    def round_size(size):
-        if size < kMinBlockSize:
-            return kMinBlockSize
-        return kMinBlockSize * ((size + kMinBlockSize - 1) // kMinBlockSize)
+        # --- malloc ---
 
-    @staticmethod
-    def get_allocation_size(size):
-        if size <= kSmallSize:
-            return kSmallBuffer
-        if size < kMinLargeAlloc:
-            return kLargeBuffer
-        return kRoundLarge * ((size + kRoundLarge - 1) // kRoundLarge)
+        @staticmethod
+        def round_size(size):
+            if size < kMinBlockSize:
+                return kMinBlockSize
+            return kMinBlockSize * ((size + kMinBlockSize - 1) // kMinBlockSize)
 
-    def get_free_block(self, pool, size, stream):
-        best = None
-        for b in pool.blocks:
-            if b.stream == stream and b.size >= size and (best is None or b.key() < best.key()):
-                best = b
-        if best is not None:
-            pool.blocks.discard(best)
-        return best
+        @staticmethod
+        def get_allocation_size(size):
+            if size <= kSmallSize:
+                return kSmallBuffer
+            if size < kMinLargeAlloc:
+                return kLargeBuffer
+            return kRoundLarge * ((size + kRoundLarge - 1) // kRoundLarge)
 
-    def alloc_block(self, pool, size, alloc_size, stream, is_retry, context):
-        """cudaMalloc of a new segment; (block, err)."""
-        if is_retry:
-            self.stats.num_alloc_retries += 1
-        rt = runtime()
-        ptr = ctypes.c_void_p()
-        err = rt.cudaMalloc(ctypes.byref(ptr), alloc_size)
-        if err != cudaSuccess:
-            rt.cudaGetLastError()
-            if err != cudaErrorMemoryAllocation:
-                cuda_check(err, "cudaMalloc")
-            return None, err
-        block = Block(self.device, stream, alloc_size, pool, ptr.value)
-        self.stats.increase("segment", pool_name(pool), 1)
-        self.stats.increase("reserved_bytes", pool_name(pool), alloc_size)
-        self.stats.num_device_alloc += 1
-        self.record_trace("segment_alloc", block.ptr, block.size, stream, self.device, context)
-        block.segment_context = context
-        return block, cudaSuccess
+        def get_free_block(self, pool, size, stream):
+            best = None
+            for b in pool.blocks:
+                if b.stream == stream and b.size >= size and (best is None or b.key() < best.key()):
+                    best = b
+            if best is not None:
+                pool.blocks.discard(best)
+            return best
 
-    def release_block(self, block, context):
-        self.stats.num_device_free += 1
-        self.record_trace("segment_free", block.ptr, block.size, block.stream, self.device,
-                          context if context is not None else block.segment_context)
-        cuda_check(runtime().cudaFree(ctypes.c_void_p(block.ptr)), "cudaFree")
-        self.stats.decrease("segment", pool_name(block.pool), 1)
-        self.stats.decrease("reserved_bytes", pool_name(block.pool), block.size)
-        block.pool.blocks.discard(block)
+        def alloc_block(self, pool, size, alloc_size, stream, is_retry, context):
+            """cudaMalloc of a new segment; (block, err)."""
+            if is_retry:
+                self.stats.num_alloc_retries += 1
+            rt = runtime()
+            ptr = ctypes.c_void_p()
+            err = rt.cudaMalloc(ctypes.byref(ptr), alloc_size)
+            if err != cudaSuccess:
+                rt.cudaGetLastError()
+                if err != cudaErrorMemoryAllocation:
+                    cuda_check(err, "cudaMalloc")
+                return None, err
+            block = Block(self.device, stream, alloc_size, pool, ptr.value)
+            self.stats.increase("segment", pool_name(pool), 1)
+            self.stats.increase("reserved_bytes", pool_name(pool), alloc_size)
+            self.stats.num_device_alloc += 1
+            self.record_trace("segment_alloc", block.ptr, block.size, stream, self.device, context)
+            block.segment_context = context
+            return block, cudaSuccess
 
-    def release_blocks(self, pool, context):
-        for block in pool.sorted():
-            if not block.is_split():
-                self.release_block(block, context)
+        def release_block(self, block, context):
+            self.stats.num_device_free += 1
+            self.record_trace("segment_free", block.ptr, block.size, block.stream, self.device,
+                              context if context is not None else block.segment_context)
+            cuda_check(runtime().cudaFree(ctypes.c_void_p(block.ptr)), "cudaFree")
+            self.stats.decrease("segment", pool_name(block.pool), 1)
+            self.stats.decrease("reserved_bytes", pool_name(block.pool), block.size)
+            block.pool.blocks.discard(block)
 
-    def release_cached_blocks(self, context):
-        # synchronize_and_free_events: no cross-stream events in the double
-        self.stats.num_sync_all_streams += 1
-        self.release_blocks(self.large_blocks, context)
-        self.release_blocks(self.small_blocks, context)
-        return True
+        def release_blocks(self, pool, context):
+            for block in pool.sorted():
+                if not block.is_split():
+                    self.release_block(block, context)
 
-    def should_split(self, block, size):
-        remaining = block.size - size
-        if block.pool.is_small:
-            return remaining >= kMinBlockSize
-        return remaining > kSmallSize
+        def release_cached_blocks(self, context):
+            # synchronize_and_free_events: no cross-stream events in the double
+            self.stats.num_sync_all_streams += 1
+            self.release_blocks(self.large_blocks, context)
+            self.release_blocks(self.small_blocks, context)
+            return True
 
-    def malloc(self, orig_size, stream=0):
-        context = self.maybe_gather_context(STATE)
-        with self.lock:
-            size = self.round_size(orig_size)
-            pool = self.small_blocks if size <= kSmallSize else self.large_blocks
-            alloc_size = self.get_allocation_size(size)
-            block = self.get_free_block(pool, size, stream)
-            if block is None:
-                block, err = self.alloc_block(pool, size, alloc_size, stream, False, context)
-                # release_available_cached_blocks only acts with max_split_size set
-                if block is None and self.release_cached_blocks(context):
-                    block, err = self.alloc_block(pool, size, alloc_size, stream, True, context)
-            if block is None:
-                device_free, device_total = mem_get_info()
-                self.record_trace("oom", device_free, size, stream, self.device, context)
-                self.stats.num_ooms += 1
-                allocated = self.stats.arrays["allocated_bytes"]["all"]["current"]
-                reserved = self.stats.arrays["reserved_bytes"]["all"]["current"]
-                observers = list(self.oom_observers)
-            else:
-                return self.alloc_found_block(block, size, orig_size, context,
-                                              self.should_split(block, size))
-        # the observers run without the allocator's lock, as in PyTorch
-        for obs in observers:
-            obs(self.device, alloc_size, device_total, device_free)
-        raise OutOfMemoryError(
-            "CUDA out of memory. Tried to allocate %s. GPU %d has a total capacity of %s of "
-            "which %s is free. Of the allocated memory %s is allocated by PyTorch, and %s is "
-            "reserved by PyTorch but unallocated. If reserved but unallocated memory is large "
-            "try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid "
-            "fragmentation.  See documentation for Memory Management  "
-            "(https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)"
-            % (format_size(alloc_size), self.device, format_size(device_total),
-               format_size(device_free), format_size(allocated), format_size(reserved - allocated)))
+        def should_split(self, block, size):
+            remaining = block.size - size
+            if block.pool.is_small:
+                return remaining >= kMinBlockSize
+            return remaining > kSmallSize
 
-    def alloc_found_block(self, block, size, orig_size, context, split_remainder):
-        pool = block.pool
-        pn = pool_name(pool)
-        already_split = block.is_split()
-        if split_remainder:
-            remaining = block
-            block = Block(self.device, remaining.stream, size, pool, remaining.ptr)
-            block.prev = remaining.prev
-            if block.prev is not None:
-                block.prev.next = block
-            block.next = remaining
-            remaining.prev = block
-            remaining.ptr += size
-            remaining.size -= size
-            # as in PyTorch, context_when_segment_allocated stays with the
-            # remainder, so a split segment's head reports no frames
-            pool.blocks.add(remaining)
-            if already_split:
+        def malloc(self, orig_size, stream=0):
+            context = self.maybe_gather_context(STATE)
+            with self.lock:
+                size = self.round_size(orig_size)
+                pool = self.small_blocks if size <= kSmallSize else self.large_blocks
+                alloc_size = self.get_allocation_size(size)
+                block = self.get_free_block(pool, size, stream)
+                if block is None:
+                    block, err = self.alloc_block(pool, size, alloc_size, stream, False, context)
+                    # release_available_cached_blocks only acts with max_split_size set
+                    if block is None and self.release_cached_blocks(context):
+                        block, err = self.alloc_block(pool, size, alloc_size, stream, True, context)
+                if block is None:
+                    device_free, device_total = mem_get_info()
+                    self.record_trace("oom", device_free, size, stream, self.device, context)
+                    self.stats.num_ooms += 1
+                    allocated = self.stats.arrays["allocated_bytes"]["all"]["current"]
+                    reserved = self.stats.arrays["reserved_bytes"]["all"]["current"]
+                    observers = list(self.oom_observers)
+                else:
+                    return self.alloc_found_block(block, size, orig_size, context,
+                                                  self.should_split(block, size))
+            # the observers run without the allocator's lock, as in PyTorch
+            for obs in observers:
+                obs(self.device, alloc_size, device_total, device_free)
+            raise OutOfMemoryError(
+                "CUDA out of memory. Tried to allocate %s. GPU %d has a total capacity of %s of "
+                "which %s is free. Of the allocated memory %s is allocated by PyTorch, and %s is "
+                "reserved by PyTorch but unallocated. If reserved but unallocated memory is large "
+                "try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid "
+                "fragmentation.  See documentation for Memory Management  "
+                "(https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)"
+                % (format_size(alloc_size), self.device, format_size(device_total),
+                   format_size(device_free), format_size(allocated), format_size(reserved - allocated)))
+
+        def alloc_found_block(self, block, size, orig_size, context, split_remainder):
+            pool = block.pool
+            pn = pool_name(pool)
+            already_split = block.is_split()
+            if split_remainder:
+                remaining = block
+                block = Block(self.device, remaining.stream, size, pool, remaining.ptr)
+                block.prev = remaining.prev
+                if block.prev is not None:
+                    block.prev.next = block
+                block.next = remaining
+                remaining.prev = block
+                remaining.ptr += size
+                remaining.size -= size
+                # as in PyTorch, context_when_segment_allocated stays with the
+                # remainder, so a split segment's head reports no frames
+                pool.blocks.add(remaining)
+                if already_split:
+                    self.stats.decrease("inactive_split_bytes", pn, block.size)
+                else:
+                    self.stats.increase("inactive_split_bytes", pn, remaining.size)
+                    self.stats.increase("inactive_split", pn, 1)
+            elif already_split:
                 self.stats.decrease("inactive_split_bytes", pn, block.size)
-            else:
-                self.stats.increase("inactive_split_bytes", pn, remaining.size)
-                self.stats.increase("inactive_split", pn, 1)
-        elif already_split:
-            self.stats.decrease("inactive_split_bytes", pn, block.size)
-            self.stats.decrease("inactive_split", pn, 1)
+                self.stats.decrease("inactive_split", pn, 1)
 
-        block.allocated = True
-        block.requested_size = orig_size
-        block.context = context
-        self.record_trace("alloc", block.ptr, orig_size, block.stream, self.device, context)
-        self.active_blocks.add(block)
-        self.stats.increase("allocation", pn, 1)
-        self.stats.increase("allocated_bytes", pn, block.size)
-        self.stats.increase("active", pn, 1)
-        self.stats.increase("active_bytes", pn, block.size)
-        self.stats.increase("requested_bytes", pn, block.requested_size)
-        return block
+            block.allocated = True
+            block.requested_size = orig_size
+            block.context = context
+            self.record_trace("alloc", block.ptr, orig_size, block.stream, self.device, context)
+            self.active_blocks.add(block)
+            self.stats.increase("allocation", pn, 1)
+            self.stats.increase("allocated_bytes", pn, block.size)
+            self.stats.increase("active", pn, 1)
+            self.stats.increase("active_bytes", pn, block.size)
+            self.stats.increase("requested_bytes", pn, block.requested_size)
+            return block
 
-    # --- free ---
+        # --- free ---
 
-    def free(self, block):
-        context = self.maybe_gather_context(ALL)
-        with self.lock:
-            block.allocated = False
-            pn = pool_name(block.pool)
-            self.stats.decrease("allocation", pn, 1)
-            self.stats.decrease("allocated_bytes", pn, block.size)
-            self.record_trace("free_requested", block.ptr, block.requested_size, block.stream,
+        def free(self, block):
+            context = self.maybe_gather_context(ALL)
+            with self.lock:
+                block.allocated = False
+                pn = pool_name(block.pool)
+                self.stats.decrease("allocation", pn, 1)
+                self.stats.decrease("allocated_bytes", pn, block.size)
+                self.record_trace("free_requested", block.ptr, block.requested_size, block.stream,
+                                  self.device, context if context is not None else block.context)
+                self.free_block(block, context)
+
+        def try_merge_blocks(self, dst, src, pool):
+            if src is None or src.allocated:
+                return 0
+            if dst.prev is src:  # [src dst]
+                dst.ptr = src.ptr
+                dst.prev = src.prev
+                if dst.prev is not None:
+                    dst.prev.next = dst
+                dst.segment_context = src.segment_context
+            else:  # [dst src]
+                dst.next = src.next
+                if dst.next is not None:
+                    dst.next.prev = dst
+            dst.size += src.size
+            pool.blocks.discard(src)
+            return src.size
+
+        def free_block(self, block, context):
+            self.record_trace("free_completed", block.ptr, block.requested_size, block.stream,
                               self.device, context if context is not None else block.context)
-            self.free_block(block, context)
+            block.context = None
+            original_size = block.size
+            requested_size = block.requested_size
+            pool = block.pool
+            pn = pool_name(pool)
+            net_blocks = 0
+            net_size = 0
+            for candidate in (block.prev, block.next):
+                subsumed = self.try_merge_blocks(block, candidate, pool)
+                if subsumed > 0:
+                    net_blocks -= 1
+                    net_size -= subsumed
+            self.active_blocks.discard(block)
+            pool.blocks.add(block)
+            if block.is_split():
+                net_blocks += 1
+                net_size += block.size
+            if net_blocks > 0:
+                self.stats.increase("inactive_split", pn, net_blocks)
+            elif net_blocks < 0:
+                self.stats.decrease("inactive_split", pn, -net_blocks)
+            if net_size > 0:
+                self.stats.increase("inactive_split_bytes", pn, net_size)
+            elif net_size < 0:
+                self.stats.decrease("inactive_split_bytes", pn, -net_size)
+            self.stats.decrease("active", pn, 1)
+            self.stats.decrease("active_bytes", pn, original_size)
+            self.stats.decrease("requested_bytes", pn, requested_size)
 
-    def try_merge_blocks(self, dst, src, pool):
-        if src is None or src.allocated:
-            return 0
-        if dst.prev is src:  # [src dst]
-            dst.ptr = src.ptr
-            dst.prev = src.prev
-            if dst.prev is not None:
-                dst.prev.next = dst
-            dst.segment_context = src.segment_context
-        else:  # [dst src]
-            dst.next = src.next
-            if dst.next is not None:
-                dst.next.prev = dst
-        dst.size += src.size
-        pool.blocks.discard(src)
-        return src.size
+        def empty_cache(self):
+            context = self.maybe_gather_context(ALL)
+            with self.lock:
+                self.release_cached_blocks(context)
 
-    def free_block(self, block, context):
-        self.record_trace("free_completed", block.ptr, block.requested_size, block.stream,
-                          self.device, context if context is not None else block.context)
-        block.context = None
-        original_size = block.size
-        requested_size = block.requested_size
-        pool = block.pool
-        pn = pool_name(pool)
-        net_blocks = 0
-        net_size = 0
-        for candidate in (block.prev, block.next):
-            subsumed = self.try_merge_blocks(block, candidate, pool)
-            if subsumed > 0:
-                net_blocks -= 1
-                net_size -= subsumed
-        self.active_blocks.discard(block)
-        pool.blocks.add(block)
-        if block.is_split():
-            net_blocks += 1
-            net_size += block.size
-        if net_blocks > 0:
-            self.stats.increase("inactive_split", pn, net_blocks)
-        elif net_blocks < 0:
-            self.stats.decrease("inactive_split", pn, -net_blocks)
-        if net_size > 0:
-            self.stats.increase("inactive_split_bytes", pn, net_size)
-        elif net_size < 0:
-            self.stats.decrease("inactive_split_bytes", pn, -net_size)
-        self.stats.decrease("active", pn, 1)
-        self.stats.decrease("active_bytes", pn, original_size)
-        self.stats.decrease("requested_bytes", pn, requested_size)
+        # --- snapshot ---
 
-    def empty_cache(self):
-        context = self.maybe_gather_context(ALL)
-        with self.lock:
-            self.release_cached_blocks(context)
+        def snapshot(self):
+            """SegmentInfo list, sorted by address; records a "snapshot" entry."""
+            with self.lock:
+                heads = [b for b in (list(self.small_blocks.blocks) + list(self.large_blocks.blocks)
+                                     + list(self.active_blocks)) if b.prev is None]
+                total_active = 0
+                result = []
+                for head in heads:
+                    seg = {"device": self.device, "address": head.ptr, "total_size": 0,
+                           "allocated_size": 0, "active_size": 0, "requested_size": 0,
+                           "stream": head.stream,
+                           "segment_type": "small" if head.pool.is_small else "large",
+                           "segment_pool_id": (0, 0), "is_expandable": False,
+                           "frames": copy_frames(head.segment_context), "blocks": []}
+                    address = head.ptr
+                    b = head
+                    while b is not None:
+                        # only allocated blocks are active here: no stream uses
+                        state = "active_allocated" if b.allocated else "inactive"
+                        seg["blocks"].append({"address": address, "size": b.size,
+                                              "requested_size": b.requested_size, "state": state,
+                                              "frames": copy_frames(b.context)})
+                        seg["total_size"] += b.size
+                        if b.allocated:
+                            seg["allocated_size"] += b.size
+                            seg["active_size"] += b.size
+                            seg["requested_size"] += b.requested_size
+                        address += b.size
+                        b = b.next
+                    total_active += seg["active_size"]
+                    result.append(seg)
+                result.sort(key=lambda s: s["address"])
+                self.record_trace("snapshot", 0, total_active, 0, 0, None)
+                return result
 
-    # --- snapshot ---
+        def trace(self):
+            """The ring buffer as the snapshot's entries, oldest first."""
+            with self.lock:
+                out = []
+                for action, addr, size, stream, t_ns, context in self.alloc_buffer.get():
+                    e = {"action": action, ("device_free" if action == "oom" else "addr"): addr,
+                         "size": size, "stream": stream, "time_us": t_ns // 1000}
+                    if context is not None:
+                        e["frames"] = copy_frames(context)
+                    out.append(e)
+                return out
 
-    def snapshot(self):
-        """SegmentInfo list, sorted by address; records a "snapshot" entry."""
-        with self.lock:
-            heads = [b for b in (list(self.small_blocks.blocks) + list(self.large_blocks.blocks)
-                                 + list(self.active_blocks)) if b.prev is None]
-            total_active = 0
-            result = []
-            for head in heads:
-                seg = {"device": self.device, "address": head.ptr, "total_size": 0,
-                       "allocated_size": 0, "active_size": 0, "requested_size": 0,
-                       "stream": head.stream,
-                       "segment_type": "small" if head.pool.is_small else "large",
-                       "segment_pool_id": (0, 0), "is_expandable": False,
-                       "frames": copy_frames(head.segment_context), "blocks": []}
-                address = head.ptr
-                b = head
-                while b is not None:
-                    # only allocated blocks are active here: no stream uses
-                    state = "active_allocated" if b.allocated else "inactive"
-                    seg["blocks"].append({"address": address, "size": b.size,
-                                          "requested_size": b.requested_size, "state": state,
-                                          "frames": copy_frames(b.context)})
-                    seg["total_size"] += b.size
-                    if b.allocated:
-                        seg["allocated_size"] += b.size
-                        seg["active_size"] += b.size
-                        seg["requested_size"] += b.requested_size
-                    address += b.size
-                    b = b.next
-                total_active += seg["active_size"]
-                result.append(seg)
-            result.sort(key=lambda s: s["address"])
-            self.record_trace("snapshot", 0, total_active, 0, 0, None)
-            return result
 
-    def trace(self):
-        """The ring buffer as the snapshot's entries, oldest first."""
-        with self.lock:
-            out = []
-            for action, addr, size, stream, t_ns, context in self.alloc_buffer.get():
-                e = {"action": action, ("device_free" if action == "oom" else "addr"): addr,
-                     "size": size, "stream": stream, "time_us": t_ns // 1000}
-                if context is not None:
-                    e["frames"] = copy_frames(context)
-                out.append(e)
-            return out
+DeviceCachingAllocator = CUDACachingAllocator.DeviceCachingAllocator
