@@ -42,4 +42,16 @@ expect_eq "$(python3 -c 'import json; r = json.load(open("json")); d = r["device
 	"$((40 * MiB)) $((40 * MiB))" "CUDA level: 40 MiB of segments, all cached"
 expect_eq "$(sqlite3 s.db "SELECT allocated, reserved FROM fw_device WHERE trace IS NULL AND moment = 'peak_allocated'")" \
 	"$((29 * MiB))|$((40 * MiB))" "database: the peak of allocated"
+
+# py-oom.py (its header): 40 MiB of tensors and 40 MiB cached in eight 5 MiB
+# pieces when an 8 MiB request fails: PyTorch's own view says
+# fragmentation, and so does the report
+PYTHONPATH=$TD SIMCUDA_MEM=380M sim "$MEMTRACE" run --no-summary -o oom.bin -- python3 "$TD/py-oom.py" >out 2>err ||
+	fail "py-oom failed: $(cat err)"
+"$MEMTRACE" report --no-db oom.bin >oom.txt 2>err || fail "report failed: $(cat err)"
+grep -A2 '^framework out-of-memory errors (1)$' oom.txt | sed 's/+[0-9.]* [mu]*s pid [0-9]*/+T pid P/' >oom.got
+expect_eq "$(cat oom.got)" "framework out-of-memory errors (1)
+  +T pid P device 0: request of 8.00 MiB failed: fragmentation
+      reserved 80.0 MiB = allocated 40.0 MiB + cached 40.0 MiB (inactive split 40.0 MiB, largest free block 5.00 MiB)" \
+	"the OOM and its verdict"
 exit 0
