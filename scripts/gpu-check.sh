@@ -163,7 +163,7 @@ fi
 # script, not a function, so that timeout can run it).
 TRACED=$RES/work/traced.sh
 if [ $MT_RUN = 1 ]; then
-	printf '#!/bin/sh\nout=$1; shift\nexec "%s" run -o "$out" -- "$@"\n' "$MT" >"$TRACED"
+	printf '#!/bin/sh\nout=$1; shift\nexec "%s" run --torch-snapshot -o "$out" -- "$@"\n' "$MT" >"$TRACED"
 else
 	printf '#!/bin/sh\nout=$1; shift\nLD_PRELOAD="%s" MEMTRACE_OUTPUT="$out" exec "$@"\n' "$LIB" >"$TRACED"
 fi
@@ -209,6 +209,54 @@ except Exception:
     print("-")' 2>/dev/null || echo "-"
 }
 
+# report_fw TRACE: "ALLOCATED RESERVED": the peaks of PyTorch's allocated and
+# reserved on device 0 from the framework records (the allocator's own
+# history, drained into the trace), or "- -" without them.
+report_fw() {
+	[ $REPORT_OK = 1 ] || { echo "- -"; return; }
+	timeout -k 5 90 "$MT" report --no-db --json "$1" 2>/dev/null |
+		python3 -c 'import json, sys
+try:
+    f = json.load(sys.stdin)["framework"]
+    d = [x for x in f["devices"] if x["pid"] is None and x["device"] == 0][0]
+    print(d["peak_allocated"]["allocated_bytes"], d["peak_reserved"]["reserved_bytes"])
+except Exception:
+    print("- -")' 2>/dev/null || echo "- -"
+}
+
+# sites_agree TRACE: "ok" when the tensors PyTorch's own snapshot at exit
+# (--torch-snapshot) holds, summed by their first frame outside torch and
+# the standard library, equal memtrace's tensor sites left at exit;
+# otherwise what differs, or "-" when there is no snapshot.
+sites_agree() {
+	snap=$(ls "${1%.bin}".*.torch.pickle 2>/dev/null | head -n 1)
+	[ -n "$snap" ] && [ $REPORT_OK = 1 ] || { echo "-"; return; }
+	timeout -k 5 90 "$MT" report --no-db --json "$1" 2>/dev/null | python3 -c 'import json, pickle, sys
+def user(frames):
+    for f in frames or []:
+        p = f.get("filename", "")
+        if not any(k in p for k in ("torch/", "site-packages/", "dist-packages/", "/lib/python")) and not p.startswith("<"):
+            return "%s:%d" % (p.split("/")[-1], f.get("line", 0))
+    return "?"
+try:
+    snap = pickle.load(open(sys.argv[1], "rb"))
+    want = {}
+    for seg in snap["segments"]:
+        for b in seg["blocks"]:
+            if b["state"] == "active_allocated":
+                k = user(b.get("frames"))
+                want[k] = want.get(k, 0) + b["size"]
+    f = json.load(sys.stdin)["framework"]
+    got = {}
+    for s in f["sites"]:
+        if s["exit_bytes"]:
+            k = "%s:%d" % ((s["file"] or "?").split("/")[-1], s["line"] or 0)
+            got[k] = got.get(k, 0) + s["exit_bytes"]
+    print("ok" if want == got else "differ: torch %s memtrace %s" % (sorted(want.items()), sorted(got.items())))
+except Exception as e:
+    print("error: %s" % e)' "$snap" 2>/dev/null || echo "error"
+}
+
 torch_val() { # LOG NAME: the N of "NAME=N" in LOG
 	[ -f "$1" ] || { echo -; return; }
 	v=$(sed -n "s/.*$2=\([0-9][0-9]*\).*/\1/p" "$1" | tail -n 1)
@@ -221,22 +269,27 @@ SUM=$RES/summary.md
 {
 	echo "# gpu-check $(date -u '+%Y-%m-%d %H:%M UTC') ($([ $SIMMODE = 1 ] && echo simulated GPU || echo real GPU))"
 	echo
-	echo "MiB. memtrace peak: device bytes live at once (report --json / raw records); torch: what the run printed."
+	echo "MiB. memtrace peak: device bytes live at once (report --json / raw records); torch: what the run printed;"
+	echo "memtrace tensors: the framework section, from PyTorch's allocator history drained into the trace;"
+	echo "tensor sites: PyTorch's own snapshot at exit (--torch-snapshot) against memtrace's tensor sites left at exit."
 	echo
-	echo "| step | exit | events | memtrace peak (report) | memtrace peak (dump) | torch max reserved | torch max allocated | OOM retries memtrace/torch | segments memtrace/torch | check |"
-	echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+	echo "| step | exit | events | memtrace peak (report) | memtrace peak (dump) | torch max reserved | torch max allocated | memtrace tensors: reserved peak | memtrace tensors: allocated peak | OOM retries memtrace/torch | segments memtrace/torch | tensor sites at exit vs torch snapshot | check |"
+	echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
 } >"$SUM"
 
 # row NAME TRACE CHECK: a summary row for the step just run. A CHECK that
 # is not "ok" counts as a failure.
 row() {
 	name=$1 trace=$2 check=$3
-	events=- rp=- dp=- tr=- ta=- mr=- ms=- tret=- tseg=-
+	events=- rp=- dp=- tr=- ta=- mr=- ms=- tret=- tseg=- fa=- fr=- sa=-
 	if [ -f "$trace" ] && [ $MT_OK = 1 ]; then
 		events=$(timeout -k 5 60 "$MT" dump "$trace" 2>/dev/null | grep -cE '^(alloc|free) ')
 		rp=$(report_peak "$trace")
 		dp=$(dump_peak "$trace" | cut -d' ' -f1)
 		mr=$(report_retries "$trace")
+		fw=$(report_fw "$trace")
+		fa=${fw% *} fr=${fw#* }
+		sa=$(sites_agree "$trace")
 		ms=$(timeout -k 5 60 "$MT" dump "$trace" 2>/dev/null |
 			grep -cE '^alloc .* kind=(device|vmm_map) .* result=0 ')
 	fi
@@ -250,6 +303,8 @@ row() {
 		elif [ "$tr" = - ]; then check="no torch figure"
 		elif [ $MT_OK = 0 ]; then check="trace only (analyze elsewhere)"
 		elif [ "$tret" != - ] && [ "$mr" != - ] && [ "$tret" != "$mr" ]; then check="retries differ"
+		elif [ "$fa" != - ] && { [ "$fa" != "$ta" ] || [ "$fr" != "$tr" ]; }; then check="framework peaks differ"
+		elif [ "$sa" != - ] && [ "$sa" != ok ]; then check="tensor sites $sa"
 		elif [ "$dp" = "$tr" ] && { [ "$rp" = - ] || [ "$rp" = "$tr" ]; }; then check=ok
 		else check="differs"
 		fi
@@ -258,10 +313,10 @@ row() {
 		if [ "$rp" = - ] || [ "$rp" = "$dp" ]; then check=ok; else check="report and dump differ"; fi
 	fi
 	case "$check" in ok|skipped*|"trace only"*) ;; *) failures=$((failures + 1)) ;; esac
-	echo "| $name | $rc | $events | $(mib "$rp") | $(mib "$dp") | $(mib "$tr") | $(mib "$ta") | $mr/$tret | $ms/$tseg | $check |" >>"$SUM"
+	echo "| $name | $rc | $events | $(mib "$rp") | $(mib "$dp") | $(mib "$tr") | $(mib "$ta") | $(mib "$fr") | $(mib "$fa") | $mr/$tret | $ms/$tseg | $sa | $check |" >>"$SUM"
 }
 
-skip_row() { echo "| $1 | - | - | - | - | - | - | - | - | skipped: $2 |" >>"$SUM"; say "$(printf '%-26s skipped: %s' "$1" "$2")"; }
+skip_row() { echo "| $1 | - | - | - | - | - | - | - | - | - | - | - | skipped: $2 |" >>"$SUM"; say "$(printf '%-26s skipped: %s' "$1" "$2")"; }
 
 W=$RES/work
 # --- PyTorch allocations --------------------------------------------------------
