@@ -41,7 +41,6 @@
 import os
 import sys
 
-_FW_ALLOC = 1
 _ACTIONS = {
     "alloc": 1, "free_requested": 2, "free_completed": 3,
     "segment_alloc": 4, "segment_free": 5, "segment_map": 6,
@@ -471,28 +470,26 @@ class _State(object):
         snap = self.snap()
         off = self.clock_offset()
         traces = snap.get("device_traces") or []
-        evs = []
+        news = []
         for d, entries in enumerate(traces):
             st = self.dev(d)
             entries = entries or []
             start = self.new_from(st, entries)
-            actions = _ACTIONS
-            add = evs.append
-            seen = 0
-            for e in entries[start:]:
-                a = actions.get(e["action"])
-                if a is None:
-                    continue
-                if a == _FW_ALLOC:
-                    seen += 1
-                add((e["time_us"] * 1000 + off, a, d, e))
-            st.allocs_seen += seen
+            new = entries[start:]
+            st.allocs_seen += sum(1 for e in new if e["action"] == "alloc")
             st.n = len(entries)
             st.tail = [self.ident(e) for e in entries[-_TAIL:]]
-        if len(traces) > 1:
-            evs.sort(key=lambda v: v[0])        # stable: a device's own order kept
-        self.write(evs)
-        self.drained += len(evs)
+            if new:
+                news.append((d, new))
+        if len(news) == 1:
+            self.drained += self.write(news[0][0], news[0][1], off)
+        elif news:
+            # several devices: one stream in time order (a device's own
+            # order kept), each event with its device
+            import heapq
+            merged = heapq.merge(*[[(e["time_us"], i, k, d, e) for k, e in enumerate(new)]
+                                   for i, (d, new) in enumerate(news)])
+            self.drained += self.write(None, [(d, e) for _, _, _, d, e in merged], off)
         self.allocs_at_drain = sum(allocs.values())
         for d, total in allocs.items():
             st = self.dev(d)
@@ -510,19 +507,32 @@ class _State(object):
         self.last_drain = time.monotonic()
         return snap
 
-    def write(self, evs):
+    def write(self, dev, entries, off):
+        """Packs history entries as struct mt_fw_input and hands them over
+        in batches; dev None: entries are (device, entry) pairs. Returns
+        how many were written. One loop, no intermediate objects: this is
+        the drain's cost per event."""
         import struct
         if self.fmt is None:
             self.fmt = struct.Struct("<IiQQQQQII")
         pack = self.fmt.pack_into
         size = self.fmt.size
         stack_id = self.stack_id
+        actions = _ACTIONS
         last = self.last_ns
-        for b0 in range(0, len(evs), _BATCH):
-            chunk = evs[b0:b0 + _BATCH]
+        d = dev
+        written = 0
+        for b0 in range(0, len(entries), _BATCH):
+            chunk = entries[b0:b0 + _BATCH]
             buf = bytearray(size * len(chunk))
-            off = 0
-            for t, a, d, e in chunk:
+            at = 0
+            for e in chunk:
+                if dev is None:
+                    d, e = e
+                a = actions.get(e["action"])
+                if a is None:
+                    continue
+                t = e["time_us"] * 1000 + off
                 if t < last:
                     t = last            # a drain's offset moved back
                 last = t
@@ -530,23 +540,27 @@ class _State(object):
                     if a == 2 or a == 3:
                         # frees carry no context (context="alloc"): the
                         # site is the alloc's
-                        pack(buf, off, a, d, t, e["addr"], e["size"], e["stream"], 0, 0, 0)
+                        pack(buf, at, a, d, t, e["addr"], e["size"], e["stream"], 0, 0, 0)
                     elif a == 8:
-                        pack(buf, off, a, d, t, 0, e["size"], e["stream"], e["device_free"],
+                        pack(buf, at, a, d, t, 0, e["size"], e["stream"], e["device_free"],
                              stack_id(e.get("frames")), 0)
                     else:
-                        pack(buf, off, a, d, t, e["addr"], e["size"], e["stream"], 0,
+                        pack(buf, at, a, d, t, e["addr"], e["size"], e["stream"], 0,
                              stack_id(e.get("frames")), 0)
                 except Exception:
                     m = 0xffffffffffffffff
                     g = e.get
-                    pack(buf, off, a, d, t & m, int(g("addr", 0) or 0) & m,
+                    pack(buf, at, a, d, t & m, int(g("addr", 0) or 0) & m,
                          int(g("size", 0) or 0) & m, int(g("stream", 0) or 0) & m,
                          int(g("device_free", 0) or 0) & m if a == 8 else 0, 0, 0)
-                off += size
+                at += size
             self.last_ns = last
-            cbuf = (self.ctypes.c_char * len(buf)).from_buffer(buf)
-            self.lib.events(cbuf, len(chunk))
+            n = at // size
+            if n:
+                cbuf = (self.ctypes.c_char * at).from_buffer(buf)
+                self.lib.events(cbuf, n)
+                written += n
+        return written
 
     def drain_loop(self):
         """The periodic drain. A drain costs in proportion to the whole
