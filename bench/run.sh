@@ -164,6 +164,25 @@ echo "memtrace bench: $ROUNDS rounds of $PAIRS alloc/free pairs per thread" >&2
 		echo "--no-db line above."
 	fi
 	echo
+	echo "## PyTorch: draining the allocator's history"
+	echo
+	echo "bench/torch-drain.py on the torch test double (tests/torchdouble) over the simulated"
+	echo "CUDA, under memtrace run: 20,000 allocations and their frees (60,001 history"
+	echo "entries), then one drain of a snapshot taken beforehand; memtrace's part per event"
+	echo "(finding the new entries, clock offset, stack interning, packing, memtrace_fw_events)."
+	echo "The double's _snapshot() is Python; PyTorch's is C++ and is not measured here."
+	echo "Target: <= 2 us per tensor event."
+	echo
+	echo '```'
+	r=0
+	while [ $r -lt 3 ]; do
+		LD_LIBRARY_PATH=$SIM PYTHONPATH=tests/torchdouble $B/memtrace run --no-summary -o "$TMP/d.bin" -- \
+			python3 bench/torch-drain.py 20000 2>&1 | grep entries
+		rm -f "$TMP"/d*.bin
+		r=$((r + 1))
+	done
+	echo '```'
+	echo
 	echo "The load and fault versions (16 threads x 1 M pairs against the simulator's log,"
 	echo "100 SIGKILL trials, 200 forks) are bench/load.sh, run apart (about 10 minutes)."
 } >"$OUT.tmp" && mv "$OUT.tmp" "$OUT"
