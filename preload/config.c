@@ -61,6 +61,9 @@ void mt_config_load(void)
 	/* MEMTRACE_RUN_ID: written into each header so `memtrace run` finds it */
 	s = getenv("MEMTRACE_RUN_ID");
 	mt_config.run_id = s ? strtoull(s, NULL, 10) : 0;
+	/* MEMTRACE_TORCH: 1 when memtrace run set up PyTorch's capture (the
+	   Python side reads it; here only to say when it could not run) */
+	mt_config.torch = (int)env_long("MEMTRACE_TORCH", 0, 0, 1);
 	/* MEMTRACE_PYTHON: 0 leaves Python frames out of stacks */
 	mt_config.python = (int)env_long("MEMTRACE_PYTHON", 1, 0, 1);
 	/* MEMTRACE_PYTHON_VERSION: "3.N" taken as the interpreter's version (tests) */

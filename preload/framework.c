@@ -33,7 +33,10 @@
  * ids belong to a file.
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include "memtrace/framework.h"
@@ -61,6 +64,7 @@ static char *arena;
 static size_t arena_used;
 static uint32_t used_slots;
 static uint32_t next_id = 1;
+static int info_written;                /* a note went into this trace */
 
 /* A new writer epoch (fork) or the first call: the child's file has none
    of the parent's stacks, and its events start a slab of their own. */
@@ -270,7 +274,40 @@ MT_EXPORT int memtrace_fw_info(const char *text, size_t len)
 	r->len = (uint32_t)len;
 	memcpy(r + 1, text, len);
 	mt_writer_commit(r, (struct mt_head){ MT_REC_FW_INFO, 0, 0, 0 });
+	info_written = 1;
 	return 0;
+}
+
+/*
+ * memtrace's Python side writes a note as soon as it arms. A Python
+ * process that recorded CUDA events without one, while the capture was
+ * asked for, may have run with -I, -E or -S: then the interpreter ignored
+ * PYTHONPATH or skipped site, and the bootstrap never ran. The flags are
+ * the interpreter's own exported globals (deprecated from 3.12, still
+ * there), read at exit; a process without them is not Python. Nothing is
+ * written when no trace was opened.
+ */
+void mt_fw_python_check(void)
+{
+	static const char *const flag[] = { "Py_IsolatedFlag", "Py_IgnoreEnvironmentFlag",
+					     "Py_NoSiteFlag" };
+	static const char *const option[] = { "-I", "-E", "-S" };
+	char text[200];
+
+	if (!mt_config.torch || info_written || !mt_real_dlsym ||
+	    atomic_load(&mt_writer_state) != W_OPEN)
+		return;
+	for (int i = 0; i < 3; i++) {
+		const int *f = mt_real_dlsym(RTLD_DEFAULT, flag[i]);
+
+		if (f && *f) {
+			snprintf(text, sizeof(text), "framework=torch\ntorch=off\nreason=python %s: "
+				 "PYTHONPATH or site ignored, so memtrace's bootstrap did not run\n",
+				 option[i]);
+			memtrace_fw_info(text, strlen(text));
+			return;
+		}
+	}
 }
 
 /* The child of fork: the lock may have been held by a thread that is not

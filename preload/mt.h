@@ -36,6 +36,7 @@ struct mt_config {
 	uint64_t run_id;        /* MEMTRACE_RUN_ID */
 	int resolve_log;        /* MEMTRACE_RESOLVE_LOG descriptor, or -1 */
 	int python;             /* MEMTRACE_PYTHON: Python frames in stacks */
+	int torch;              /* MEMTRACE_TORCH: PyTorch capture asked for */
 	char python_version[16];/* MEMTRACE_PYTHON_VERSION (tests): pretend */
 };
 extern struct mt_config mt_config;
@@ -144,6 +145,9 @@ void mt_py_fork_child(void);
 
 /* framework.c: the child of fork lets go of the parent's lock. */
 void mt_fw_fork_child(void);
+/* At a normal exit: a note when PyTorch capture was asked for but the
+   interpreter skipped memtrace's bootstrap (python -I, -E, -S). */
+void mt_fw_python_check(void);
 
 /* modules.c: write module records for objects not written yet. */
 void mt_modules_write(struct mt_thread *t, int force_scan);

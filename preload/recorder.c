@@ -460,8 +460,10 @@ static void (*real_exit_fn)(int);          /* the C library's _exit */
 static void mt_exited(int status, void *arg)
 {
 	(void)arg;
-	if (traced)
+	if (traced) {
+		mt_fw_python_check();
 		mt_writer_close(&thread_state, MT_EXIT_EXIT, status);
+	}
 }
 
 /* _exit and _Exit: the record, then the real call (the system call itself

@@ -126,6 +126,40 @@ static int cmp_gdev(const void *x, const void *y, void *ctx)
 	return p->dev < q->dev ? -1 : p->dev > q->dev;
 }
 
+/* The value of "key=" on a line of a FW_INFO note, or p NULL. */
+static struct trace_bytes note_value(struct trace_bytes tx, const char *key)
+{
+	size_t kl = strlen(key);
+
+	for (size_t at = 0; at < tx.len;) {
+		const char *nl = memchr(tx.p + at, '\n', tx.len - at);
+		size_t end = nl ? (size_t)(nl - tx.p) : tx.len;
+
+		if (end - at >= kl && !memcmp(tx.p + at, key, kl))
+			return (struct trace_bytes){ tx.p + at + kl, end - at - kl };
+		at = end + 1;
+	}
+	return (struct trace_bytes){ NULL, 0 };
+}
+
+/* Processes whose framework capture said it was off, and why. */
+static void capture_off(struct report *r)
+{
+	for (int i = 0; i < r->a->nprocs; i++) {
+		const struct trace *t = stream_proc(r->a->s, i)->t;
+		struct trace_bytes tx, off;
+
+		for (uint32_t k = 0; trace_fw_info(t, k, &tx, NULL) == 0; k++) {
+			off = note_value(tx, "torch=");
+			if (off.p && off.len == 3 && !memcmp(off.p, "off", 3)) {
+				r->fw_off[i] = note_value(tx, "reason=");
+				if (!r->fw_off[i].p)
+					r->fw_off[i] = (struct trace_bytes){ "off", 3 };
+			}
+		}
+	}
+}
+
 int report_build(struct report *r, const struct analysis *a, struct symbols *sy, char *err,
 		 size_t errlen)
 {
@@ -136,8 +170,10 @@ int report_build(struct report *r, const struct analysis *a, struct symbols *sy,
 		return -1;
 	r->gdevs = calloc((size_t)a->ndevs + 1, sizeof(int));
 	r->dev_sites = calloc((size_t)a->ndevs + 1, sizeof(*r->dev_sites));
-	if (!r->gdevs || !r->dev_sites)
+	r->fw_off = calloc((size_t)a->nprocs + 1, sizeof(*r->fw_off));
+	if (!r->gdevs || !r->dev_sites || !r->fw_off)
 		goto nomem;
+	capture_off(r);
 	for (int i = 0; i < a->ndevs; i++)
 		if (a->devs[i].proc < 0 && a->devs[i].used)
 			r->gdevs[r->ngdevs++] = i;
@@ -163,6 +199,7 @@ void report_free(struct report *r)
 			free(r->dev_sites[i].v);
 	free(r->dev_sites);
 	free(r->gdevs);
+	free(r->fw_off);
 	free(r->leaks.v);
 	free(r->cache_exit.v);
 	sites_free(&r->sites);

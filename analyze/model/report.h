@@ -49,6 +49,9 @@ struct report {
 	struct rep_list cache_exit;     /* caching allocators' segments at exit */
 	int caching_seen;
 	const char *db_path;            /* NULL: none */
+	struct trace_bytes *fw_off;     /* per process: why the framework's
+	                                   allocator was not recorded ("reason="
+	                                   of a "torch=off" note); p NULL: none */
 	struct shm_result shm;          /* /dev/shm segments (pipeline_run fills
 	                                   it; all zero when not run) */
 };

@@ -243,6 +243,8 @@ static void process(struct jw *j, const struct report *r, int i)
 	else
 		null(j, "exit_status");
 	u64(j, "end_ns", ap->end_time);
+	if (r->fw_off[i].p)
+		str(j, "framework_off", r->fw_off[i].p, r->fw_off[i].len);
 	u64(j, "events", ap->events);
 	u64(j, "failed", ap->failed);
 	u64(j, "unknown_frees", ap->unknown_frees);

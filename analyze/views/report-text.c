@@ -609,6 +609,12 @@ int report_text(const struct report *r, FILE *f)
 			SZ(ap->host_peak), SZ(ap->host_live), SZ(ap->hostreg_peak), SZ(ap->foreign_peak));
 	}
 	framework(f, r);
+	for (int i = 0; i < a->nprocs; i++)
+		if (r->fw_off[i].p) {
+			fprintf(f, "\nnote: pid %" PRIu32 ": PyTorch's tensors were not recorded: ", rep_pid(a, i));
+			rep_text_str(f, r->fw_off[i].p, r->fw_off[i].len);
+			putc('\n', f);
+		}
 	if (r->caching_seen && a->fw)
 		fputs("\nnote: a caching allocator holds some segments: at the CUDA API they count as "
 		      "cached;\n  the framework section above splits them into tensors and cache.\n", f);
