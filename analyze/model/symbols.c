@@ -761,12 +761,17 @@ int sym_is_caching(struct symbols *sy, const struct stream *s, int proc, uint32_
 		name = dwfl_module_addrname(mf->mod, st->ips[i] - m->base - 1);
 		e->caching = sym_name_is_caching(name, NULL);
 	}
-	if (!e->caching) {      /* a caching allocator written in Python */
-		const struct sym_stack *ss = sym_stack(sy, s, proc, stack);
+	for (uint32_t i = 0; i < st->depth && !e->caching; i++) {
+		const struct sym_stack *ss;
 
-		for (int i = 0; ss && i < ss->nframes && !e->caching; i++)
-			e->caching = ss->frames[i].python &&
-				     sym_name_is_caching(ss->frames[i].function, NULL);
+		if (!(st->ips[i] & MT_PYFRAME_TAG))
+			continue;
+		/* a caching allocator written in Python: its frames' names */
+		ss = sym_stack(sy, s, proc, stack);
+		for (int k = 0; ss && k < ss->nframes && !e->caching; k++)
+			e->caching = ss->frames[k].python &&
+				     sym_name_is_caching(ss->frames[k].function, NULL);
+		break;
 	}
 	return e->caching;
 }
