@@ -625,6 +625,7 @@ static int summarize(const struct outpath *op, const struct written *list, size_
 
 	memset(&po, 0, sizeof(po));
 	po.no_db = 1;
+	po.devices_only = 1;        /* resolving symbols would cost more than the run */
 	if (!files || !cmd)
 		goto nomem;
 	for (size_t i = 0; i < n; i++) {

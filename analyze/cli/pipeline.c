@@ -72,9 +72,18 @@ int pipeline_run(struct pipeline *p, char **files, int n, const struct pipeline_
 	if (!p->sy)
 		return -1;
 	progress_phase(p->s, p->db_fresh ? "loading" : "analyzing", "replaying to the peak");
-	p->a = analysis_run(p->s, p->db ? db_sink(p->db) : o->sink, caching_cb, p, err, errlen);
+	p->a = analysis_run(p->s, p->db ? db_sink(p->db) : o->sink,
+			    o->devices_only ? NULL : caching_cb, p, err, errlen);
 	if (!p->a)
 		return -1;
+	if (o->devices_only) {
+		if (report_devices(&p->r, p->a, err, errlen))
+			return -1;
+		p->have_report = 1;
+		progress_end();
+		*status = 0;
+		return 0;
+	}
 	progress_phase(p->s, "shared memory", NULL);
 	if (shm_analyze_stream(&shm, p->s, err, errlen))
 		return -1;

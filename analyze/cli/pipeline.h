@@ -14,6 +14,8 @@
 struct pipeline_opts {
 	const char *db_path;        /* NULL: FILE.db beside the first trace */
 	int no_db;                  /* analyze without a database */
+	int devices_only;           /* no symbols, sites nor shared memory: the
+	                               figures per device only (run's summary) */
 	const char *out_dir;        /* created once the traces are valid, or NULL */
 	struct an_sink *sink;       /* gets every record when no_db */
 	struct sym_opts sym;

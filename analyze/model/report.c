@@ -160,24 +160,37 @@ static void capture_off(struct report *r)
 	}
 }
 
-int report_build(struct report *r, const struct analysis *a, struct symbols *sy, char *err,
-		 size_t errlen)
+int report_devices(struct report *r, const struct analysis *a, char *err, size_t errlen)
 {
 	memset(r, 0, sizeof(*r));
 	r->a = a;
-	r->sy = sy;
-	if (sites_build(&r->sites, a, sy, err, errlen))
-		return -1;
 	r->gdevs = calloc((size_t)a->ndevs + 1, sizeof(int));
-	r->dev_sites = calloc((size_t)a->ndevs + 1, sizeof(*r->dev_sites));
-	r->fw_off = calloc((size_t)a->nprocs + 1, sizeof(*r->fw_off));
-	if (!r->gdevs || !r->dev_sites || !r->fw_off)
-		goto nomem;
-	capture_off(r);
+	if (!r->gdevs) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
 	for (int i = 0; i < a->ndevs; i++)
 		if (a->devs[i].proc < 0 && a->devs[i].used)
 			r->gdevs[r->ngdevs++] = i;
 	qsort_r(r->gdevs, (size_t)r->ngdevs, sizeof(int), cmp_gdev, (void *)a);
+	return 0;
+}
+
+int report_build(struct report *r, const struct analysis *a, struct symbols *sy, char *err,
+		 size_t errlen)
+{
+	if (report_devices(r, a, err, errlen))
+		return -1;
+	r->sy = sy;
+	if (sites_build(&r->sites, a, sy, err, errlen)) {
+		report_free(r);
+		return -1;
+	}
+	r->dev_sites = calloc((size_t)a->ndevs + 1, sizeof(*r->dev_sites));
+	r->fw_off = calloc((size_t)a->nprocs + 1, sizeof(*r->fw_off));
+	if (!r->dev_sites || !r->fw_off)
+		goto nomem;
+	capture_off(r);
 	for (int i = 0; i < a->ndevs; i++)
 		if (at_peak(r, &a->devs[i], &r->dev_sites[i]))
 			goto nomem;

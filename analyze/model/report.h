@@ -58,6 +58,8 @@ struct report {
 
 int report_build(struct report *r, const struct analysis *a, struct symbols *sy, char *err,
 		 size_t errlen);
+/* Only the devices of the run (gdevs): for a summary that needs no sites. */
+int report_devices(struct report *r, const struct analysis *a, char *err, size_t errlen);
 void report_free(struct report *r);
 
 int report_text(const struct report *r, FILE *f);
