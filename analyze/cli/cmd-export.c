@@ -1,0 +1,175 @@
+/*
+ * cmd-export.c - memtrace export --format perfetto|collapsed|torch-snapshot
+ * [-o FILE] FILE...: runs the analysis (no database) and writes the run
+ * model in another tool's format (views/export.h, docs/export.md).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cmd.h"
+#include "cli/pipeline.h"
+#include "views/export.h"
+#include "views/plot.h"
+
+static const char usage_text[] =
+	"usage: memtrace export --format FMT [-o FILE] [--at peak|exit] [--sysroot DIR]\n"
+	"                       [--debug-dir DIR] FILE...\n"
+	"\n"
+	"Writes the run in the format of another tool (docs/export.md):\n"
+	"  perfetto        Chrome trace-event JSON for ui.perfetto.dev or chrome://tracing:\n"
+	"                  reserved, allocated, cached and device used per process and\n"
+	"                  device, failures and OOM retries with their stacks\n"
+	"  collapsed       folded stacks 'device;frame;...;frame bytes' for flamegraph.pl,\n"
+	"                  speedscope or Grafana: bytes held at each device's peak, or\n"
+	"                  left at exit with --at exit\n"
+	"  torch-snapshot  a pickle in the layout of torch.cuda.memory._snapshot(), for\n"
+	"                  PyTorch's memory_viz (https://pytorch.org/memory_viz)\n"
+	"\n"
+	"options:\n"
+	"  --format FMT      perfetto, collapsed or torch-snapshot (required)\n"
+	"  -o, --output FILE where to write (default: standard output)\n"
+	"  --at WHEN         collapsed: peak (default) or exit\n"
+	"  --sysroot DIR, --debug-dir DIR   as for 'memtrace report'\n"
+	"\n"
+	"Options take their value as --opt=V or --opt V (-oFILE or -o FILE), anywhere\n"
+	"before '--'.\n"
+	"\n"
+	"exit status: 0 success, 1 invalid trace or failed write, 2 usage error or\n"
+	"missing file\n";
+
+enum { OPT_FORMAT = 256, OPT_AT, OPT_SYSROOT, OPT_DEBUG_DIR };
+
+static const struct option long_options[] = {
+	{ "help", no_argument, NULL, 'h' },
+	{ "output", required_argument, NULL, 'o' },
+	{ "format", required_argument, NULL, OPT_FORMAT },
+	{ "at", required_argument, NULL, OPT_AT },
+	{ "sysroot", required_argument, NULL, OPT_SYSROOT },
+	{ "debug-dir", required_argument, NULL, OPT_DEBUG_DIR },
+	{ NULL, 0, NULL, 0 },
+};
+
+enum fmt { FMT_NONE, FMT_PERFETTO, FMT_COLLAPSED, FMT_TORCH };
+
+static void warn(const char *msg)
+{
+	cli_warn("%s", msg);
+}
+
+static int run_export(char **files, int nfiles, struct pipeline_opts *o, enum fmt fmt,
+		      int at_exit, const char *out)
+{
+	struct pipeline p;
+	struct plot_map *m = NULL;
+	struct an_sink sink;
+	FILE *f = stdout;
+	char err[1024];
+	int status = 1, rc;
+
+	o->no_db = 1;
+	if (fmt == FMT_TORCH) {
+		if (!(m = plot_map_new())) {
+			cli_error("out of memory");
+			return 1;
+		}
+		sink = plot_map_sink(m);
+		o->sink = &sink;
+	}
+	if (pipeline_run(&p, files, nfiles, o, warn, &status, err, sizeof(err))) {
+		cli_error("%s", err);
+		plot_map_free(m);
+		return status;
+	}
+	status = 1;
+	if (out && strcmp(out, "-") && !(f = fopen(out, "wb"))) {
+		cli_error("cannot write %s", out);
+		goto done;
+	}
+	if (fmt == FMT_PERFETTO)
+		rc = export_perfetto(&p.r, f, err, sizeof(err));
+	else if (fmt == FMT_COLLAPSED)
+		rc = export_collapsed(&p.r, at_exit, f, err, sizeof(err));
+	else
+		rc = export_torch(&p.r, m, f, err, sizeof(err));
+	if ((f != stdout ? fclose(f) : fflush(f)) && !rc) {
+		snprintf(err, sizeof(err), "cannot write %s", f != stdout ? out : "the output");
+		rc = -1;
+	}
+	if (rc)
+		cli_error("%s", err);
+	else
+		status = 0;
+done:
+	pipeline_free(&p);
+	plot_map_free(m);
+	return status;
+}
+
+int cmd_export(int argc, char **argv)
+{
+	struct pipeline_opts o;
+	char **files = calloc((size_t)argc + 1, sizeof(char *));
+	const char *out = NULL, *fmtname = NULL, *at = "peak";
+	enum fmt fmt = FMT_NONE;
+	int nfiles = 0, c, status;
+
+	if (!files) {
+		cli_error("out of memory");
+		return 1;
+	}
+	memset(&o, 0, sizeof(o));
+	optind = 0;
+	while ((c = cli_getopt("export", argc, argv, ":ho:", long_options)) != -1) {
+		switch (c) {
+		case 'h':
+			fputs(usage_text, stdout);
+			free(files);
+			return 0;
+		case 'o':
+			out = optarg;
+			break;
+		case OPT_FORMAT:
+			fmtname = optarg;
+			break;
+		case OPT_AT:
+			at = optarg;
+			break;
+		case OPT_SYSROOT:
+			o.sym.sysroot = optarg;
+			break;
+		case OPT_DEBUG_DIR:
+			o.sym.debug_dir = optarg;
+			break;
+		default:
+			free(files);
+			return EXIT_USAGE;
+		}
+	}
+	while (optind < argc)
+		files[nfiles++] = argv[optind++];
+	status = EXIT_USAGE;
+	if (!fmtname)
+		cli_usage_error("export", "no --format given (perfetto, collapsed or torch-snapshot)");
+	else if (!strcmp(fmtname, "perfetto"))
+		fmt = FMT_PERFETTO;
+	else if (!strcmp(fmtname, "collapsed"))
+		fmt = FMT_COLLAPSED;
+	else if (!strcmp(fmtname, "torch-snapshot"))
+		fmt = FMT_TORCH;
+	else
+		cli_usage_error("export", "unknown format '%s' (perfetto, collapsed or torch-snapshot)",
+				fmtname);
+	if (fmt != FMT_NONE && strcmp(at, "peak") && strcmp(at, "exit")) {
+		cli_usage_error("export", "--at takes peak or exit, not '%s'", at);
+		fmt = FMT_NONE;
+	}
+	if (fmt != FMT_NONE && !nfiles) {
+		cli_usage_error("export", "no trace FILE given");
+		fmt = FMT_NONE;
+	}
+	if (fmt != FMT_NONE)
+		status = run_export(files, nfiles, &o, fmt, !strcmp(at, "exit"), out);
+	free(files);
+	return status;
+}

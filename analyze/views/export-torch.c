@@ -1,0 +1,616 @@
+/*
+ * export-torch.c - the run as a pickle in the layout of PyTorch's
+ * torch.cuda.memory._snapshot() (docs/export.md; checked against
+ * torch/cuda/memory.py and torch/cuda/_memory_viz.py, pytorch/pytorch
+ * 0044eb6704e6), so that memory_viz opens a memtrace trace:
+ *
+ *   {"segments": [{"device", "address", "total_size", "allocated_size",
+ *                  "active_size", "requested_size", "stream",
+ *                  "segment_type", "segment_pool_id", "is_expandable",
+ *                  "frames", "blocks": [{"address", "size",
+ *                  "requested_size", "state", "frames"}]}],
+ *    "device_traces": [[{"action", "addr", "size", "stream", "time_us",
+ *                        "frames"}, ...] per device index],
+ *    "allocator_settings": {...}}
+ *
+ * With framework records (a->fw), the framework's own segments and blocks
+ * (model/framework.h); without, each CUDA-level allocation the analysis
+ * pass collected (views/plot.h) is a segment holding one block. The state
+ * is the end of the run: what is still live.
+ *
+ * The pickle is protocol 2, written here: dicts, lists, tuples, ints,
+ * strings, booleans and None are all a snapshot holds, and each is a few
+ * bytes of opcode. Strings are UTF-8; a byte that is not valid UTF-8 is the
+ * code point of the same value (as the report's JSON writes \u00XX).
+ */
+#define _GNU_SOURCE
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/framework.h"
+#include "views/export.h"
+#include "views/utf8.h"
+
+/* --- the pickle writer --------------------------------------------------- */
+
+static void pk_int(FILE *f, int64_t v)
+{
+	unsigned char b[9];
+	int n = 0;
+
+	if (v >= INT32_MIN && v <= INT32_MAX) {
+		uint32_t u = (uint32_t)(int32_t)v;
+
+		fputc('J', f);                  /* BININT */
+		for (int i = 0; i < 4; i++)
+			fputc((int)(u >> (8 * i) & 0xff), f);
+		return;
+	}
+	/* LONG1: little-endian two's complement, as few bytes as hold it */
+	for (uint64_t u = (uint64_t)v; n < 8; n++, u >>= 8)
+		b[n] = (unsigned char)(u & 0xff);
+	while (n > 1 && ((b[n - 1] == 0 && !(b[n - 2] & 0x80)) ||
+			 (b[n - 1] == 0xff && (b[n - 2] & 0x80))))
+		n--;
+	fputc(0x8a, f);
+	fputc(n, f);
+	fwrite(b, 1, (size_t)n, f);
+}
+
+/* An unsigned value past INT64_MAX (a 64-bit address) needs a ninth byte. */
+static void pk_u64(FILE *f, uint64_t v)
+{
+	if (v <= INT64_MAX) {
+		pk_int(f, (int64_t)v);
+		return;
+	}
+	fputc(0x8a, f);
+	fputc(9, f);
+	for (int i = 0; i < 8; i++)
+		fputc((int)(v >> (8 * i) & 0xff), f);
+	fputc(0, f);
+}
+
+static void pk_str(FILE *f, const char *s, size_t len)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < len;) {
+		size_t k = (unsigned char)s[i] >= 0x80 ? utf8_len((const unsigned char *)s + i, len - i)
+						       : 1;
+
+		n += k ? k : 2;
+		i += k ? k : 1;
+	}
+	fputc('X', f);                          /* BINUNICODE */
+	for (int i = 0; i < 4; i++)
+		fputc((int)(n >> (8 * i) & 0xff), f);
+	for (size_t i = 0; i < len;) {
+		unsigned char c = (unsigned char)s[i];
+		size_t k = c >= 0x80 ? utf8_len((const unsigned char *)s + i, len - i) : 1;
+
+		if (k) {
+			fwrite(s + i, 1, k, f);
+			i += k;
+		} else {
+			fputc(0xc0 | c >> 6, f);
+			fputc(0x80 | (c & 0x3f), f);
+			i++;
+		}
+	}
+}
+
+static void pk_cstr(FILE *f, const char *s)
+{
+	pk_str(f, s, strlen(s));
+}
+
+static void pk_key(FILE *f, const char *k)
+{
+	pk_cstr(f, k);
+}
+
+static void pk_bool(FILE *f, int v)
+{
+	fputc(v ? 0x88 : 0x89, f);
+}
+
+/* dict: '}' '(' key value ... 'u'; list: ']' '(' ... 'e' */
+static void pk_dict(FILE *f)
+{
+	fputs("}(", f);
+}
+
+static void pk_list(FILE *f)
+{
+	fputs("](", f);
+}
+
+static void pk_end_dict(FILE *f)
+{
+	fputc('u', f);
+}
+
+static void pk_end_list(FILE *f)
+{
+	fputc('e', f);
+}
+
+/* --- frames --------------------------------------------------------------- */
+
+/* [{"filename", "line", "name"}], innermost first as PyTorch's */
+static void native_frames(FILE *f, const struct sym_stack *st)
+{
+	char b[1024];
+
+	pk_list(f);
+	for (int i = 0; st && i < st->nframes; i++) {
+		const struct sym_frame *fr = &st->frames[i];
+
+		pk_dict(f);
+		pk_key(f, "filename");
+		pk_cstr(f, fr->file ? fr->file : fr->module);
+		pk_key(f, "line");
+		pk_int(f, fr->line);
+		pk_key(f, "name");
+		if (fr->function) {
+			pk_cstr(f, fr->function);
+		} else {
+			int n = snprintf(b, sizeof(b), "%s+0x%" PRIx64, fr->module, fr->offset);
+
+			pk_str(f, b, n < 0 ? 0 : (size_t)n < sizeof(b) ? (size_t)n : sizeof(b) - 1);
+		}
+		pk_end_dict(f);
+	}
+	pk_end_list(f);
+}
+
+static void fw_frames(FILE *f, const struct report *r, int proc, uint32_t stack)
+{
+	struct trace_fw_frame fr[64];
+	uint32_t nf = 0;
+
+	if (stack)
+		nf = trace_fw_stack_frames(stream_proc(r->a->s, proc)->t, stack, fr, 64);
+	pk_list(f);
+	for (uint32_t i = 0; i < nf && i < 64; i++) {
+		pk_dict(f);
+		pk_key(f, "filename");
+		pk_str(f, fr[i].file, fr[i].file_len);
+		pk_key(f, "line");
+		pk_int(f, fr[i].line);
+		pk_key(f, "name");
+		pk_str(f, fr[i].function, fr[i].function_len);
+		pk_end_dict(f);
+	}
+	pk_end_list(f);
+}
+
+/* --- the snapshot --------------------------------------------------------- */
+
+/* A trace entry: the caller writes "frames" and closes it. */
+static void entry_head(FILE *f, const char *action, uint64_t addr, uint64_t size, uint64_t stream,
+		       uint64_t t_ns, int has_t)
+{
+	pk_dict(f);
+	pk_key(f, "action");
+	pk_cstr(f, action);
+	pk_key(f, "addr");
+	pk_u64(f, addr);
+	pk_key(f, "size");
+	pk_u64(f, size);
+	pk_key(f, "stream");
+	pk_u64(f, stream);
+	if (has_t) {
+		pk_key(f, "time_us");
+		pk_u64(f, t_ns / 1000);
+	}
+}
+
+static void segment_head(FILE *f, int dev, uint64_t addr, uint64_t total, uint64_t allocated,
+			 uint64_t stream, int expandable)
+{
+	pk_dict(f);
+	pk_key(f, "device");
+	pk_int(f, dev);
+	pk_key(f, "address");
+	pk_u64(f, addr);
+	pk_key(f, "total_size");
+	pk_u64(f, total);
+	pk_key(f, "allocated_size");
+	pk_u64(f, allocated);
+	pk_key(f, "active_size");
+	pk_u64(f, allocated);
+	pk_key(f, "requested_size");
+	pk_u64(f, allocated);
+	pk_key(f, "stream");
+	pk_u64(f, stream);
+	pk_key(f, "segment_type");
+	pk_cstr(f, total <= 1048576 ? "small" : "large");
+	pk_key(f, "segment_pool_id");
+	fputs("(", f);
+	pk_int(f, 0);
+	pk_int(f, 0);
+	fputc('t', f);
+	pk_key(f, "is_expandable");
+	pk_bool(f, expandable);
+	pk_key(f, "frames");
+	pk_list(f);
+	pk_end_list(f);
+}
+
+static void block_head(FILE *f, uint64_t addr, uint64_t size, const char *state)
+{
+	pk_dict(f);
+	pk_key(f, "address");
+	pk_u64(f, addr);
+	pk_key(f, "size");
+	pk_u64(f, size);
+	pk_key(f, "requested_size");
+	pk_u64(f, size);
+	pk_key(f, "state");
+	pk_cstr(f, state);
+}
+
+/* One event of a device trace, for sorting: what, when, which record. */
+struct tev {
+	uint64_t key;                   /* time (CUDA) or FW event number */
+	int dev;
+	int what;                       /* index into actions[] */
+	size_t i;                       /* box or block/segment index */
+};
+
+enum { A_SEG_ALLOC, A_ALLOC, A_FREE_REQ, A_FREE_DONE, A_SEG_FREE, A_OOM };
+static const char *const actions[] = { "segment_alloc", "alloc", "free_requested",
+				       "free_completed", "segment_free", "oom" };
+
+static int cmp_tev(const void *x, const void *y)
+{
+	const struct tev *a = x, *b = y;
+
+	if (a->key != b->key)
+		return a->key < b->key ? -1 : 1;
+	if (a->what != b->what) /* a segment before its block, a block's free before its segment's */
+		return a->what < b->what ? -1 : 1;
+	return a->i < b->i ? -1 : a->i > b->i;
+}
+
+struct tevs {
+	struct tev *v;
+	size_t n, cap;
+};
+
+static int tev_add(struct tevs *t, uint64_t key, int dev, int what, size_t i)
+{
+	if (t->n == t->cap) {
+		size_t c = t->cap ? t->cap * 2 : 1024;
+		void *n = realloc(t->v, c * sizeof(*t->v));
+
+		if (!n)
+			return -1;
+		t->v = n;
+		t->cap = c;
+	}
+	t->v[t->n++] = (struct tev){ key, dev, what, i };
+	return 0;
+}
+
+static int max_dev(const struct report *r)
+{
+	int m = -1;
+
+	for (int i = 0; i < r->a->ndevs; i++)
+		if (r->a->devs[i].dev > m)
+			m = r->a->devs[i].dev;
+	return m;
+}
+
+static void settings(FILE *f, const char *source)
+{
+	pk_key(f, "allocator_settings");
+	pk_dict(f);
+	pk_key(f, "PYTORCH_CUDA_ALLOC_CONF");
+	pk_cstr(f, "");
+	pk_key(f, "expandable_segments");
+	pk_bool(f, 0);
+	pk_key(f, "memtrace_source");
+	pk_cstr(f, source);
+	pk_end_dict(f);
+}
+
+/* Failure i of the run as an "oom" entry. */
+static void oom_entry(FILE *f, const struct report *r, size_t i)
+{
+	const struct an_failure *fl = &r->a->failures[i];
+
+	entry_head(f, "oom", 0, fl->requested, 0, fl->time, 1);
+	pk_key(f, "device_free");
+	pk_u64(f, fl->has_free_after ? fl->free_after : 0);
+	pk_key(f, "frames");
+	native_frames(f, sym_stack(r->sy, r->a->s, fl->proc, fl->stack));
+	pk_end_dict(f);
+}
+
+/* Without framework records: every allocation a segment of one block. */
+static int cuda_snapshot(const struct report *r, const struct plot_map *m, FILE *f, char *err,
+			 size_t errlen)
+{
+	const struct analysis *a = r->a;
+	struct plot_box *all = NULL;
+	size_t nall = 0;
+	struct tevs t = { 0 };
+	int ndev = max_dev(r) + 1;
+
+	for (int g = 0; g < r->ngdevs; g++) {
+		struct plot_box *v;
+		size_t n, na;
+		void *x;
+
+		if (plot_map_boxes(a, m, r->gdevs[g], SIZE_MAX, &v, &n, &na))
+			goto oom;
+		x = realloc(all, (nall + n + 1) * sizeof(*all));
+		if (!x) {
+			free(v);
+			goto oom;
+		}
+		all = x;
+		memcpy(all + nall, v, n * sizeof(*v));
+		nall += n;
+		free(v);
+	}
+	for (size_t i = 0; i < nall; i++) {
+		if (tev_add(&t, all[i].t0, all[i].dev, A_SEG_ALLOC, i) ||
+		    tev_add(&t, all[i].t0, all[i].dev, A_ALLOC, i))
+			goto oom;
+		if (!all[i].live &&
+		    (tev_add(&t, all[i].t1, all[i].dev, A_FREE_REQ, i) ||
+		     tev_add(&t, all[i].t1, all[i].dev, A_FREE_DONE, i) ||
+		     tev_add(&t, all[i].t1, all[i].dev, A_SEG_FREE, i)))
+			goto oom;
+	}
+	for (uint32_t i = 0; i < a->nfailures; i++)
+		if (a->failures[i].dev >= 0 && tev_add(&t, a->failures[i].time, a->failures[i].dev, A_OOM, i))
+			goto oom;
+	if (t.n)
+		qsort(t.v, t.n, sizeof(*t.v), cmp_tev);
+
+	fputs("\x80\x02", f);
+	pk_dict(f);
+	pk_key(f, "segments");
+	pk_list(f);
+	for (size_t i = 0; i < nall; i++) {
+		const struct plot_box *b = &all[i];
+
+		if (!b->live)
+			continue;
+		segment_head(f, b->dev, b->addr, b->bytes, b->bytes, 0, 0);
+		pk_key(f, "blocks");
+		pk_list(f);
+		block_head(f, b->addr, b->bytes, "active_allocated");
+		pk_key(f, "frames");
+		native_frames(f, sym_stack(r->sy, a->s, b->proc, b->stack));
+		pk_end_dict(f);
+		pk_end_list(f);
+		pk_end_dict(f);
+	}
+	pk_end_list(f);
+	pk_key(f, "device_traces");
+	pk_list(f);
+	for (int d = 0; d < ndev; d++) {
+		pk_list(f);
+		for (size_t k = 0; k < t.n; k++) {
+			const struct tev *e = &t.v[k];
+			const struct plot_box *b = &all[e->i < nall ? e->i : 0];
+
+			if (e->dev != d)
+				continue;
+			if (e->what == A_OOM) {
+				oom_entry(f, r, e->i);
+				continue;
+			}
+			entry_head(f, actions[e->what], b->addr, b->bytes, 0, e->key, 1);
+			pk_key(f, "frames");
+			native_frames(f, sym_stack(r->sy, a->s, b->proc, b->stack));
+			pk_end_dict(f);
+		}
+		pk_end_list(f);
+	}
+	pk_end_list(f);
+	settings(f, "cuda");
+	pk_end_dict(f);
+	fputc('.', f);
+	free(t.v);
+	free(all);
+	return 0;
+oom:
+	free(t.v);
+	free(all);
+	snprintf(err, errlen, "out of memory");
+	return -1;
+}
+
+static int cmp_seg(const void *x, const void *y, void *ctx)
+{
+	const struct fw_seg *s = ctx;
+	const struct fw_seg *a = &s[*(const size_t *)x], *b = &s[*(const size_t *)y];
+
+	if (a->fdev != b->fdev)
+		return a->fdev < b->fdev ? -1 : 1;
+	return a->addr < b->addr ? -1 : a->addr > b->addr;
+}
+
+static int cmp_blk(const void *x, const void *y, void *ctx)
+{
+	const struct fw_block *s = ctx;
+	const struct fw_block *a = &s[*(const size_t *)x], *b = &s[*(const size_t *)y];
+
+	if (a->fdev != b->fdev)
+		return a->fdev < b->fdev ? -1 : 1;
+	return a->addr < b->addr ? -1 : a->addr > b->addr;
+}
+
+/* One framework segment live at the end: its live blocks in address
+   order, the free space between them as inactive blocks. */
+static void fw_segment(FILE *f, const struct report *r, const struct fw_seg *s, size_t *lb,
+		       size_t nlb, size_t *k)
+{
+	const struct fw_model *fw = r->a->fw;
+	uint64_t alloc = 0, at = s->addr, end = s->addr + s->size;
+	size_t first;
+
+	while (*k < nlb && (fw->blocks[lb[*k]].fdev < s->fdev ||
+			    (fw->blocks[lb[*k]].fdev == s->fdev && fw->blocks[lb[*k]].addr < s->addr)))
+		(*k)++;
+	first = *k;
+	for (size_t j = first; j < nlb && fw->blocks[lb[j]].fdev == s->fdev &&
+	     fw->blocks[lb[j]].addr < end; j++)
+		alloc += fw->blocks[lb[j]].size;
+	segment_head(f, fw->devs[s->fdev].dev, s->addr, s->size, alloc, 0, s->mapped);
+	pk_key(f, "blocks");
+	pk_list(f);
+	for (; *k < nlb && fw->blocks[lb[*k]].fdev == s->fdev && fw->blocks[lb[*k]].addr < end;
+	     (*k)++) {
+		const struct fw_block *b = &fw->blocks[lb[*k]];
+
+		if (b->addr > at) {
+			block_head(f, at, b->addr - at, "inactive");
+			pk_key(f, "frames");
+			pk_list(f);
+			pk_end_list(f);
+			pk_end_dict(f);
+		}
+		block_head(f, b->addr, b->size, b->s_freq != FW_NEVER ? "active_pending_free"
+								       : "active_allocated");
+		pk_key(f, "frames");
+		fw_frames(f, r, b->proc, b->stack);
+		pk_end_dict(f);
+		at = b->addr + b->size;
+	}
+	if (at < end) {
+		block_head(f, at, end - at, "inactive");
+		pk_key(f, "frames");
+		pk_list(f);
+		pk_end_list(f);
+		pk_end_dict(f);
+	}
+	pk_end_list(f);
+	pk_end_dict(f);
+}
+
+/* With framework records: the framework's segments and blocks. */
+static int fw_snapshot(const struct report *r, FILE *f, char *err, size_t errlen)
+{
+	const struct fw_model *fw = r->a->fw;
+	size_t *ls = calloc(fw->nsegs + 1, sizeof(*ls)), *lb = calloc(fw->nblocks + 1, sizeof(*lb));
+	size_t nls = 0, nlb = 0, k = 0;
+	struct tevs t = { 0 };
+	int ndev = max_dev(r) + 1;
+
+	for (int i = 0; i < fw->ndevs; i++)
+		if (fw->devs[i].dev + 1 > ndev)
+			ndev = fw->devs[i].dev + 1;
+	if (!ls || !lb)
+		goto oom;
+	for (uint64_t i = 0; i < fw->nsegs; i++) {
+		const struct fw_seg *s = &fw->segs[i];
+
+		if (s->s_free == FW_NEVER)
+			ls[nls++] = i;
+		if (tev_add(&t, s->s_alloc, fw->devs[s->fdev].dev, A_SEG_ALLOC, i) ||
+		    (s->s_free != FW_NEVER &&
+		     tev_add(&t, s->s_free, fw->devs[s->fdev].dev, A_SEG_FREE, i)))
+			goto oom;
+	}
+	for (uint64_t i = 0; i < fw->nblocks; i++) {
+		const struct fw_block *b = &fw->blocks[i];
+		int d = fw->devs[b->fdev].dev;
+
+		if (b->s_fdone == FW_NEVER)
+			lb[nlb++] = i;
+		if (tev_add(&t, b->s_alloc, d, A_ALLOC, i) ||
+		    (b->s_freq != FW_NEVER && tev_add(&t, b->s_freq, d, A_FREE_REQ, i)) ||
+		    (b->s_fdone != FW_NEVER && tev_add(&t, b->s_fdone, d, A_FREE_DONE, i)))
+			goto oom;
+	}
+	for (uint32_t i = 0; i < fw->nooms; i++)
+		if (tev_add(&t, fw->ooms[i].st.seq, fw->ooms[i].dev, A_OOM, i))
+			goto oom;
+	qsort_r(ls, nls, sizeof(*ls), cmp_seg, fw->segs);
+	qsort_r(lb, nlb, sizeof(*lb), cmp_blk, fw->blocks);
+	if (t.n)
+		qsort(t.v, t.n, sizeof(*t.v), cmp_tev);
+
+	fputs("\x80\x02", f);
+	pk_dict(f);
+	pk_key(f, "segments");
+	pk_list(f);
+	for (size_t i = 0; i < nls; i++)
+		fw_segment(f, r, &fw->segs[ls[i]], lb, nlb, &k);
+	pk_end_list(f);
+	pk_key(f, "device_traces");
+	pk_list(f);
+	for (int d = 0; d < ndev; d++) {
+		pk_list(f);
+		for (size_t j = 0; j < t.n; j++) {
+			const struct tev *e = &t.v[j];
+
+			if (e->dev != d)
+				continue;
+			if (e->what == A_OOM) {
+				const struct fw_oom *o = &fw->ooms[e->i];
+
+				entry_head(f, "oom", 0, o->requested, 0, o->st.t, 1);
+				pk_key(f, "device_free");
+				pk_u64(f, o->device_free);
+				pk_key(f, "frames");
+				fw_frames(f, r, o->proc, o->stack);
+			} else if (e->what == A_SEG_ALLOC || e->what == A_SEG_FREE) {
+				const struct fw_seg *s = &fw->segs[e->i];
+
+				entry_head(f, actions[e->what], s->addr, s->size, 0, 0, 0);
+				pk_key(f, "frames");
+				pk_list(f);
+				pk_end_list(f);
+			} else {
+				const struct fw_block *b = &fw->blocks[e->i];
+				uint64_t tt = e->what == A_ALLOC ? b->t_alloc :
+					      e->what == A_FREE_REQ ? b->t_freq : b->t_fdone;
+
+				entry_head(f, actions[e->what], b->addr, b->size, b->stream, tt, 1);
+				pk_key(f, "frames");
+				fw_frames(f, r, b->proc, b->stack);
+			}
+			pk_end_dict(f);
+		}
+		pk_end_list(f);
+	}
+	pk_end_list(f);
+	settings(f, "framework");
+	pk_end_dict(f);
+	fputc('.', f);
+	free(t.v);
+	free(ls);
+	free(lb);
+	return 0;
+oom:
+	free(t.v);
+	free(ls);
+	free(lb);
+	snprintf(err, errlen, "out of memory");
+	return -1;
+}
+
+int export_torch(const struct report *r, const struct plot_map *m, FILE *f, char *err,
+		 size_t errlen)
+{
+	int rc = r->a->fw && r->a->fw->nblocks ? fw_snapshot(r, f, err, errlen)
+					       : cuda_snapshot(r, m, f, err, errlen);
+
+	if (!rc && ferror(f)) {
+		snprintf(err, errlen, "cannot write the snapshot");
+		return -1;
+	}
+	return rc;
+}
