@@ -117,7 +117,8 @@ static void proc_name(struct pw *w, const struct analysis *a, int p)
 			s = g;
 	}
 	if (n + 40 <= cap)
-		n += (size_t)snprintf(s + n, cap - n, "%spid %" PRIu32, n ? " - " : "", rep_pid(a, p));
+		n += (size_t)snprintf(s + n, cap - n, "%spid %" PRIu32, n ? " - " : "",
+				      rep_pid(a, p));
 	meta(w, "process_name", rep_pid(a, p), 0, s, n);
 	free(s);
 }

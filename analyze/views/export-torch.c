@@ -78,8 +78,8 @@ static void pk_str(FILE *f, const char *s, size_t len)
 	size_t n = 0;
 
 	for (size_t i = 0; i < len;) {
-		size_t k = (unsigned char)s[i] >= 0x80 ? utf8_len((const unsigned char *)s + i, len - i)
-						       : 1;
+		const unsigned char *u = (const unsigned char *)s + i;
+		size_t k = *u >= 0x80 ? utf8_len(u, len - i) : 1;
 
 		n += k ? k : 2;
 		i += k ? k : 1;
@@ -272,7 +272,8 @@ static int cmp_tev(const void *x, const void *y)
 
 	if (a->key != b->key)
 		return a->key < b->key ? -1 : 1;
-	if (a->what != b->what) /* a segment before its block, a block's free before its segment's */
+	/* a segment before its block, a block's free before its segment's */
+	if (a->what != b->what)
 		return a->what < b->what ? -1 : 1;
 	return a->i < b->i ? -1 : a->i > b->i;
 }
@@ -371,7 +372,8 @@ static int cuda_snapshot(const struct report *r, const struct plot_map *m, FILE 
 			goto oom;
 	}
 	for (uint32_t i = 0; i < a->nfailures; i++)
-		if (a->failures[i].dev >= 0 && tev_add(&t, a->failures[i].time, a->failures[i].dev, A_OOM, i))
+		if (a->failures[i].dev >= 0 &&
+		    tev_add(&t, a->failures[i].time, a->failures[i].dev, A_OOM, i))
 			goto oom;
 	if (t.n)
 		qsort(t.v, t.n, sizeof(*t.v), cmp_tev);
@@ -460,9 +462,13 @@ static void fw_segment(FILE *f, const struct report *r, const struct fw_seg *s, 
 	uint64_t alloc = 0, at = s->addr, end = s->addr + s->size;
 	size_t first;
 
-	while (*k < nlb && (fw->blocks[lb[*k]].fdev < s->fdev ||
-			    (fw->blocks[lb[*k]].fdev == s->fdev && fw->blocks[lb[*k]].addr < s->addr)))
+	while (*k < nlb) {
+		const struct fw_block *b = &fw->blocks[lb[*k]];
+
+		if (b->fdev > s->fdev || (b->fdev == s->fdev && b->addr >= s->addr))
+			break;
 		(*k)++;
+	}
 	first = *k;
 	for (size_t j = first; j < nlb && fw->blocks[lb[j]].fdev == s->fdev &&
 	     fw->blocks[lb[j]].addr < end; j++)
