@@ -37,7 +37,7 @@ static const double MIB = 1048576.0;
 
 /* --- the address map: allocations with their lifetimes ------------------- */
 
-struct box { uint64_t t0, t1, lo, hi, seq; int dev, proc, live; };
+struct box { uint64_t t0, t1, lo, hi, seq; int dev, proc, live; uint32_t stack; };
 
 struct plot_map {
 	struct box *live;           /* open addressing by seq */
@@ -104,7 +104,7 @@ static int map_record(void *ctx, const struct srec *r, uint64_t seq, uint64_t al
 
 	(void)bytes;
 	if (r->rec.type == MT_REC_ALLOC || r->rec.type == MT_REC_ALLOC_EX) {
-		struct box b = { r->t, 0, e->addr, e->addr + e->bytes, seq, dev, r->proc, 0 };
+		struct box b = { r->t, 0, e->addr, e->addr + e->bytes, seq, dev, r->proc, 0, e->stack_id };
 		size_t j;
 
 		if (e->result || !on_map(e->h.a & MT_KIND_MASK) || dev < 0 || dev >= AN_MAX_DEV ||
@@ -238,17 +238,14 @@ static uint64_t map_gap(const struct box *v, size_t n)
 	return total / 50 + 1;
 }
 
-/* Writes the boxes of gdev di, laid out (see the top of the file); note
-   gets what the picture must say about boxes left out ("" when none). */
-static int write_map(const struct analysis *a, const struct plot_map *m, int di,
-		     const char *path, char *note, size_t notelen, size_t *nboxes)
+int plot_map_boxes(const struct analysis *a, const struct plot_map *m, int di, size_t max,
+		   struct plot_box **out, size_t *nout, size_t *nall)
 {
 	struct box *v = malloc((m->ndone + 1) * sizeof(*v));
-	size_t n = 0, nall;
+	struct plot_box *o;
+	size_t n = 0;
 	uint64_t gap, off = 0, base = 0, cl_hi = 0;
-	FILE *f;
 
-	*note = 0;
 	if (!v)
 		return -1;
 	for (size_t i = 0; i < m->ndone; i++) {
@@ -258,24 +255,16 @@ static int write_map(const struct analysis *a, const struct plot_map *m, int di,
 		if (pd >= 0 && a->devs[pd].gdev == di)
 			v[n++] = *b;
 	}
-	nall = n;
-	if (n > PLOT_MAP_MAX) {
-		char s1[32], s2[32];
-
+	*nall = n;
+	if (n > max) {
 		qsort(v, n, sizeof(*v), cmp_bytes_desc);
-		n = PLOT_MAP_MAX;
-		snprintf(note, notelen, "largest %s of %s allocations shown",
-			 grouped(s1, sizeof(s1), n), grouped(s2, sizeof(s2), nall));
+		n = max;
 	}
 	qsort(v, n, sizeof(*v), cmp_layout);
-	*nboxes = n;
-	if (!(f = fopen(path, "w"))) {
+	if (!(o = malloc((n + 1) * sizeof(*o)))) {
 		free(v);
 		return -1;
 	}
-	if (*note)
-		fprintf(f, "# %s\n", note);
-	fputs("# t_alloc_s\tt_free_s\ty_lo_MiB\ty_hi_MiB\tprocess\taddress\tlive_at_end\n", f);
 	gap = map_gap(v, n);
 	for (size_t i = 0; i < n; i++) {
 		if (i == 0) {
@@ -292,10 +281,46 @@ static int write_map(const struct analysis *a, const struct plot_map *m, int di,
 		} else if (v[i].hi > cl_hi) {
 			cl_hi = v[i].hi;
 		}
-		fprintf(f, "%.9f\t%.9f\t%.4f\t%.4f\t%d\t0x%" PRIx64 "\t%d\n", v[i].t0 / 1e9,
-			(v[i].live ? a->duration : v[i].t1) / 1e9, (off + v[i].lo - base) / MIB,
-			(off + v[i].hi - base) / MIB, v[i].proc, v[i].lo, v[i].live);
+		o[i] = (struct plot_box){ v[i].t0, v[i].live ? a->duration : v[i].t1,
+					  off + v[i].lo - base, off + v[i].hi - base, v[i].lo,
+					  v[i].hi - v[i].lo, v[i].proc, v[i].dev, v[i].stack, v[i].live };
 	}
+	free(v);
+	*out = o;
+	*nout = n;
+	return 0;
+}
+
+/* Writes the boxes of gdev di, laid out (see the top of the file); note
+   gets what the picture must say about boxes left out ("" when none). */
+static int write_map(const struct analysis *a, const struct plot_map *m, int di,
+		     const char *path, char *note, size_t notelen, size_t *nboxes)
+{
+	struct plot_box *v;
+	size_t n, nall;
+	FILE *f;
+
+	*note = 0;
+	if (plot_map_boxes(a, m, di, PLOT_MAP_MAX, &v, &n, &nall))
+		return -1;
+	if (nall > n) {
+		char s1[32], s2[32];
+
+		snprintf(note, notelen, "largest %s of %s allocations shown",
+			 grouped(s1, sizeof(s1), n), grouped(s2, sizeof(s2), nall));
+	}
+	*nboxes = n;
+	if (!(f = fopen(path, "w"))) {
+		free(v);
+		return -1;
+	}
+	if (*note)
+		fprintf(f, "# %s\n", note);
+	fputs("# t_alloc_s\tt_free_s\ty_lo_MiB\ty_hi_MiB\tprocess\taddress\tlive_at_end\n", f);
+	for (size_t i = 0; i < n; i++)
+		fprintf(f, "%.9f\t%.9f\t%.4f\t%.4f\t%d\t0x%" PRIx64 "\t%d\n", v[i].t0 / 1e9,
+			v[i].t1 / 1e9, v[i].y_lo / MIB, v[i].y_hi / MIB, v[i].proc, v[i].addr,
+			v[i].live);
 	free(v);
 	return fclose(f);
 }

@@ -25,6 +25,22 @@ struct plot_map *plot_map_new(void);
 void plot_map_free(struct plot_map *m);
 struct an_sink plot_map_sink(struct plot_map *m);
 
+/* One allocation of an address map, laid out: y_lo..y_hi are its place on
+   the map's y axis in bytes (address ranges squeezed, see plot.c); t1 is
+   the run's end for what was live then. */
+struct plot_box {
+	uint64_t t0, t1, y_lo, y_hi, addr, bytes;
+	int proc, dev;              /* dev: the device index in that process */
+	uint32_t stack;
+	int live;
+};
+
+/* The boxes of gdev di (an index in r->a->devs), at most max (the
+   largest), in layout order; *nall counts all of them. The caller frees
+   *out. Returns 0, or -1 when out of memory. */
+int plot_map_boxes(const struct analysis *a, const struct plot_map *m, int di, size_t max,
+		   struct plot_box **out, size_t *nout, size_t *nall);
+
 struct plot_out {
 	const char *dir;            /* where the TSV and pictures go */
 	const char *fmt;            /* "png" or "svg" */
