@@ -51,7 +51,11 @@ obj = $(patsubst %.c,$(B)/obj/%.o,$(filter %.c,$(1))) \
       $(patsubst %.S,$(B)/obj/%.o,$(filter %.S,$(1)))
 
 PRELOAD_OBJ := $(call obj,$(PRELOAD_SRC) $(PRELOAD_ASM))
-ANALYZE_OBJ := $(call obj,$(ANALYZE_SRC))
+# The page of `memtrace view`: its static parts as C arrays (xxd -i).
+HTML_ASSETS := $(sort $(wildcard analyze/views/html/*.html analyze/views/html/*.css \
+	analyze/views/html/*.js))
+HTML_GEN := $(B)/gen/html-assets.c
+ANALYZE_OBJ := $(call obj,$(ANALYZE_SRC)) $(B)/obj/$(HTML_GEN:.c=.o)
 ANALYZE_LIB_OBJ := $(filter-out $(call obj,$(ANALYZE_MAIN)),$(ANALYZE_OBJ))
 SIMDRV_OBJ := $(call obj,$(SIMDRV_SRC))
 SIMRT_OBJ := $(call obj,$(SIMRT_SRC))
@@ -86,6 +90,17 @@ $(B)/obj/%.o: %.S
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  AS      $<")
 	$(Q)$(CC) $(CPPFLAGS) $(SAN) $(PIC) -c $< -o $@
+
+$(HTML_GEN): $(HTML_ASSETS)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  GEN     $@")
+	$(Q)(cd analyze/views/html && for f in $(notdir $(HTML_ASSETS)); do xxd -i $$f; done) | \
+	  sed 's/^unsigned/const unsigned/' >$@.tmp && mv $@.tmp $@
+
+$(B)/obj/$(B)/gen/%.o: $(B)/gen/%.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(PIC) -c $< -o $@
 
 # The preload library hides everything but its hooks.
 EXTRA_CFLAGS_preload := -fvisibility=hidden -ftls-model=initial-exec
@@ -217,7 +232,7 @@ FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 600
 FUZZ_ARGS ?=
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
-FUZZ_SRC := $(filter-out $(ANALYZE_MAIN),$(ANALYZE_SRC))
+FUZZ_SRC := $(filter-out $(ANALYZE_MAIN),$(ANALYZE_SRC)) $(HTML_GEN)
 FUZZ_OBJ := $(patsubst %.c,$(B)/fuzz/obj/%.o,$(FUZZ_SRC))
 FUZZ_DEPS := $(wildcard analyze/*/*.h include/memtrace/*.h)
 

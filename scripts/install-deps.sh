@@ -6,8 +6,10 @@
 #
 # Debian packages: libunwind-dev libdw-dev libelf-dev libsqlite3-dev
 # gnuplot-nox, sqlite3 (the shell, to query a report's database; the tests
-# use it), tmux (a terminal, for the test of the progress line), plus gcc
-# and make. The CUDA headers (cuda.h, cuda_runtime_api.h) come from the
+# use it), tmux (a terminal, for the test of the progress line), xxd (the
+# build turns the page of `memtrace view` into C arrays with it), plus gcc
+# and make; for the tests only, chromium (headless, loads the pages of
+# `memtrace view`): installed, but --check does not ask for it. The CUDA headers (cuda.h, cuda_runtime_api.h) come from the
 # CUDA toolkit under CUDA_HOME (default /usr/local/cuda); when they are
 # missing there, Debian's nvidia-cuda-dev (non-free) provides them under
 # /usr/include and CUDA_HOME=/usr works.
@@ -34,6 +36,8 @@ need libsqlite3-dev have_header sqlite3.h
 need sqlite3 command -v sqlite3
 need gnuplot-nox command -v gnuplot
 need tmux command -v tmux
+need xxd command -v xxd
+[ "$check_only" = 0 ] && need chromium command -v chromium
 
 cuda_ok=1
 have_header cuda.h && have_header cuda_runtime_api.h || cuda_ok=0

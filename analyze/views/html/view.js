@@ -1,0 +1,768 @@
+/*
+ * view.js - draws the page of `memtrace view` from #memtrace-data (see
+ * analyze/views/html.c for what it holds). It computes no figure of its
+ * own: every number shown is the report's or the model's; this file only
+ * lays them out, formats them and draws them (the timeline is thinned to a
+ * min/max envelope per pixel column, which keeps every peak visible).
+ *
+ * Libraries: uPlot 1.6.32 (MIT, analyze/views/html/LICENSE.uPlot) draws
+ * the timelines: one file of 50 KB, fast with series of millions of points,
+ * zoom and hover built in. The icicle is written here (positioned DOM
+ * boxes, about 80 lines): the flame-graph libraries of npm either need d3
+ * (d3-flame-graph: d3 is ~270 KB more) or are applications (speedscope),
+ * and a DOM icicle keeps every label as text, selectable and accessible.
+ * The address map is a canvas: up to 20,000 boxes.
+ *
+ * Strings from a trace are only ever set with textContent, never as HTML.
+ * #memtrace-check (hidden) receives the figures shown and any script error,
+ * for the tests (tests/t260-view-*.sh) to read from the DOM.
+ */
+(function () {
+'use strict';
+
+var errors = [];
+var checks = [];
+var checkEl = document.getElementById('memtrace-check');
+
+function writeCheck() {
+	var lines = ['errors ' + errors.length];
+	errors.forEach(function (e) { lines.push('error ' + e); });
+	checkEl.textContent = lines.concat(checks).join('\n') + '\n';
+}
+window.onerror = function (msg, src, line) {
+	errors.push(String(msg).replace(/\n/g, ' ') + ' (line ' + line + ')');
+	writeCheck();
+};
+window.addEventListener('unhandledrejection', function (e) {
+	errors.push('unhandled rejection: ' + String(e.reason));
+	writeCheck();
+});
+
+/* Okabe-Ito, with the text colour each needs. */
+var PALETTE = [['#E69F00', '#000'], ['#56B4E9', '#000'], ['#009E73', '#fff'], ['#F0E442', '#000'],
+	['#0072B2', '#fff'], ['#D55E00', '#fff'], ['#CC79A7', '#000']];
+/* axis steps in binary units: 1, 2, 5, 10, 20, 50, 100, 200, 500 KiB... */
+var BYTE_INCRS = [];
+[1, 1024, 1048576, 1073741824, 1099511627776].forEach(function (u) {
+	[1, 2, 5, 10, 20, 50, 100, 200, 500].forEach(function (m) { BYTE_INCRS.push(u * m); });
+});
+var C = { reserved: '#0072B2', allocated: '#E69F00', cached: '#56B4E9', used: '#000000',
+	peak: '#CC79A7', failure: '#D55E00', other: '#BBBBBB' };
+
+var D = JSON.parse(document.getElementById('memtrace-data').textContent);
+var R = D.report;
+var siteById = {};
+D.sites.forEach(function (s) { siteById[s.site] = s; });
+
+/* --- helpers ------------------------------------------------------------ */
+
+function el(tag, attrs, text) {
+	var e = document.createElement(tag);
+	if (attrs)
+		Object.keys(attrs).forEach(function (k) { e.setAttribute(k, attrs[k]); });
+	if (text !== undefined && text !== null)
+		e.textContent = String(text);
+	return e;
+}
+function $(id) { return document.getElementById(id); }
+
+/* Sizes as the text report writes them: binary units. */
+function fmtBytes(b) {
+	if (b === null || b === undefined)
+		return '';
+	var u = ['B', 'KiB', 'MiB', 'GiB', 'TiB'], i = 0, v = Math.abs(b);
+	while (v >= 1024 && i < u.length - 1) { v /= 1024; i++; }
+	var s = i === 0 ? String(v) : (v >= 100 ? v.toFixed(0) : v.toFixed(1));
+	return (b < 0 ? '-' : '') + s + ' ' + u[i];
+}
+function fmtNs(ns) {
+	if (ns === null || ns === undefined)
+		return '';
+	if (ns < 1e3) return ns + ' ns';
+	if (ns < 1e6) return (ns / 1e3).toFixed(1) + ' us';
+	if (ns < 1e9) return (ns / 1e6).toFixed(1) + ' ms';
+	return (ns / 1e9).toFixed(3) + ' s';
+}
+function fmtSec(s) { return s === null || s === undefined ? '' : fmtNs(Math.round(s * 1e9)); }
+function basename(p) { return p ? String(p).replace(/^.*\//, '') : p; }
+function frameText(f) {
+	if (f.function)
+		return f.function + ' (' + (f.file ? basename(f.file) : '?') + ':' + f.line + ')';
+	return basename(f.module) + '+' + f.offset;
+}
+function frameFull(f) {
+	if (f.function)
+		return f.function + '  ' + (f.file || '?') + ':' + f.line + (f.python ? '  [python]' : '');
+	return f.module + '+' + f.offset;
+}
+function where(frames) { return frames && frames.length ? frameText(frames[0]) : '(no stack)'; }
+function devName(dv) { return (R.devices.length > 1 && dv.hostname && hosts() > 1 ? dv.hostname + ' ' : '') + 'device ' + dv.device; }
+var nhosts = null;
+function hosts() {
+	if (nhosts === null) {
+		var h = {};
+		R.devices.forEach(function (d) { h[d.hostname] = 1; });
+		nhosts = Object.keys(h).length;
+	}
+	return nhosts;
+}
+function hostOfPid(pid) {
+	for (var i = 0; i < R.processes.length; i++)
+		if (R.processes[i].pid === pid)
+			return R.processes[i].hostname;
+	return null;
+}
+/* The failures the report lists on device index i of R.devices. */
+function failuresOf(i) {
+	var dv = R.devices[i];
+	return (R.failures || []).filter(function (f) {
+		return f.device === dv.device && (hosts() === 1 || hostOfPid(f.pid) === dv.hostname);
+	});
+}
+
+/* --- the details panel -------------------------------------------------- */
+
+function showDetails(title, parts) {
+	$('details-title').textContent = title;
+	var b = $('details-body');
+	b.textContent = '';
+	parts.forEach(function (p) {
+		if (p.text !== undefined)
+			b.appendChild(el('p', null, p.text));
+		if (p.frames) {
+			if (p.label)
+				b.appendChild(el('h4', null, p.label));
+			var ol = el('ol');
+			if (!p.frames.length)
+				ol.appendChild(el('li', null, '(no stack recorded)'));
+			p.frames.forEach(function (f) { ol.appendChild(el('li', null, frameFull(f))); });
+			b.appendChild(ol);
+			if (p.hidden)
+				b.appendChild(el('p', { class: 'hint' }, p.hidden + ' frames of the allocator hidden'));
+		}
+	});
+	$('details').hidden = false;
+}
+$('details-close').addEventListener('click', function () { $('details').hidden = true; });
+document.addEventListener('keydown', function (e) { if (e.key === 'Escape') $('details').hidden = true; });
+
+/* --- tables ------------------------------------------------------------- */
+
+/* cols: {label, get(row), fmt(v), num}; rows selectable when onSelect. */
+function table(parent, cols, rows, onSelect, sortable) {
+	var t = el('table'), thead = el('thead'), tr = el('tr'), tbody = el('tbody');
+	var order = rows.slice(), sortCol = -1, desc = true;
+	cols.forEach(function (c, ci) {
+		var th = el('th', { scope: 'col', class: c.num ? 'num' : '' });
+		if (sortable) {
+			var b = el('button', { type: 'button' }, c.label);
+			b.addEventListener('click', function () {
+				desc = sortCol === ci ? !desc : !!c.num;
+				sortCol = ci;
+				order.sort(function (x, y) {
+					var a = c.get(x), z = c.get(y);
+					var r = a < z ? -1 : a > z ? 1 : 0;
+					return desc ? -r : r;
+				});
+				Array.prototype.forEach.call(tr.children, function (h) { h.removeAttribute('aria-sort'); });
+				th.setAttribute('aria-sort', desc ? 'descending' : 'ascending');
+				fill();
+			});
+			th.appendChild(b);
+		} else {
+			th.textContent = c.label;
+		}
+		tr.appendChild(th);
+	});
+	thead.appendChild(tr);
+	t.appendChild(thead);
+	t.appendChild(tbody);
+	function fill() {
+		tbody.textContent = '';
+		order.forEach(function (r) {
+			var row = el('tr');
+			cols.forEach(function (c) {
+				var v = c.get(r);
+				row.appendChild(el('td', { class: c.num ? 'num' : (c.where ? 'where' : '') },
+					c.fmt ? c.fmt(v, r) : v));
+			});
+			if (onSelect) {
+				row.setAttribute('tabindex', '0');
+				row.addEventListener('click', function () { onSelect(r); });
+				row.addEventListener('keydown', function (e) {
+					if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); onSelect(r); }
+				});
+			}
+			tbody.appendChild(row);
+		});
+	}
+	fill();
+	parent.appendChild(t);
+	return rows.length;
+}
+
+/* --- timelines ---------------------------------------------------------- */
+
+/* The rows t[lo..hi) thinned to at most 2 per pixel column: per column the
+   first row, then the rows holding the column's highest and lowest reserved
+   and allocated, in time order. A row holds until the next one. */
+function thin(t, cols, lo, hi, px) {
+	var n = hi - lo, out = [[]].concat(cols.map(function () { return []; }));
+	if (n <= px * 4) {
+		for (var i = lo; i < hi; i++) {
+			out[0].push(t[i] / 1e9);
+			for (var k = 0; k < cols.length; k++) out[k + 1].push(cols[k][i]);
+		}
+		return out;
+	}
+	var t0 = t[lo], span = (t[hi - 1] - t0) || 1, i2 = lo;
+	for (var c = 0; c < px && i2 < hi; c++) {
+		var end = t0 + span * (c + 1) / px, pick = [i2];
+		var mx = [], mn = [];
+		for (k = 0; k < cols.length; k++) { mx[k] = i2; mn[k] = i2; }
+		var j = i2;
+		for (; j < hi && (t[j] <= end || c === px - 1); j++)
+			for (k = 0; k < cols.length; k++) {
+				if (cols[k][j] > cols[k][mx[k]]) mx[k] = j;
+				if (cols[k][j] < cols[k][mn[k]]) mn[k] = j;
+			}
+		if (j === i2) j = i2 + 1;
+		pick = pick.concat(mx, mn, [j - 1]);
+		pick.sort(function (a, b) { return a - b; });
+		for (var q = 0; q < pick.length; q++) {
+			if (q && pick[q] === pick[q - 1]) continue;
+			out[0].push(t[pick[q]] / 1e9);
+			for (k = 0; k < cols.length; k++) out[k + 1].push(cols[k][pick[q]]);
+		}
+		i2 = j;
+	}
+	return out;
+}
+
+function lowerBound(a, v) {
+	var lo = 0, hi = a.length;
+	while (lo < hi) { var m = (lo + hi) >> 1; if (a[m] < v) lo = m + 1; else hi = m; }
+	return lo;
+}
+
+var flameAt = null;     /* set by the flame graph: show live memory at a time */
+
+function timeline(parent, title, tl, samples, marks, opts) {
+	var t = tl.t, res = tl.reserved, alloc = tl.allocated;
+	var cached = res.map(function (r, i) { return r - alloc[i]; });
+	var width = Math.max(400, Math.min(parent.clientWidth || 900, 1400) - 10);
+	var end = opts.duration / 1e9;
+	var h = el('h3', null, title);
+	parent.appendChild(h);
+	var box = el('div');
+	parent.appendChild(box);
+	if (!t.length) {
+		box.appendChild(el('p', { class: 'hint' }, 'nothing allocated on this device'));
+		return null;
+	}
+	function dataFor(lo, hi) {
+		var a = Math.max(0, lowerBound(t, lo * 1e9) - 1), b = Math.min(t.length, lowerBound(t, hi * 1e9) + 1);
+		var d = thin(t, [res, alloc, cached], a, b, width);
+		/* the last row holds to the end of the run */
+		if (b === t.length && end > d[0][d[0].length - 1]) {
+			d[0].push(end);
+			for (var k = 1; k < 4; k++) d[k].push(d[k][d[k].length - 1]);
+		}
+		d.push(d[0].map(function () { return null; }));
+		if (samples && samples.t.length) {
+			/* merge the samples in: a point each, the timeline held there */
+			var x = [], s = [[], [], []], used = [], p = 0;
+			var st = samples.t.map(function (v) { return v / 1e9; });
+			for (var i = 0; i <= d[0].length; i++) {
+				while (p < st.length && (i === d[0].length || st[p] < d[0][i])) {
+					if (st[p] >= lo && st[p] <= hi && i > 0) {
+						x.push(st[p]);
+						for (var k2 = 0; k2 < 3; k2++) s[k2].push(d[k2 + 1][i - 1]);
+						used.push(samples.used[p]);
+					}
+					p++;
+				}
+				if (i === d[0].length) break;
+				x.push(d[0][i]);
+				for (k2 = 0; k2 < 3; k2++) s[k2].push(d[k2 + 1][i]);
+				used.push(null);
+			}
+			d = [x, s[0], s[1], s[2], used];
+		}
+		return d;
+	}
+	var stepped = uPlot.paths.stepped({ align: 1 });
+	var bytesVal = function (u, v) { return v === null || v === undefined ? '-' : fmtBytes(v); };
+	var series = [{ label: 'time', value: function (u, v) { return fmtSec(v); } },
+		{ label: opts.names[0], stroke: C.reserved, width: 2, paths: stepped, value: bytesVal, points: { show: false } },
+		{ label: opts.names[1], stroke: C.allocated, width: 1.5, paths: stepped, value: bytesVal, points: { show: false } },
+		{ label: opts.names[2], stroke: C.cached, width: 1, dash: [4, 3], paths: stepped, value: bytesVal, points: { show: false } },
+		{ label: 'device used (sample)', stroke: C.used, width: 0, paths: function () { return null; },
+			points: { show: true, size: 6, fill: C.used }, value: bytesVal, show: !!(samples && samples.t.length) }];
+	var u;
+	function draw(u) {
+		var ctx = u.ctx;
+		ctx.save();
+		marks.forEach(function (m) {
+			var x = u.valToPos(m.t / 1e9, 'x', true);
+			if (x < u.bbox.left || x > u.bbox.left + u.bbox.width) return;
+			ctx.strokeStyle = m.color;
+			ctx.lineWidth = 1.5 * devicePixelRatio;
+			ctx.setLineDash(m.dash ? [6 * devicePixelRatio, 4 * devicePixelRatio] : []);
+			ctx.beginPath();
+			ctx.moveTo(x, u.bbox.top);
+			ctx.lineTo(x, u.bbox.top + u.bbox.height);
+			ctx.stroke();
+			if (m.label) {
+				ctx.fillStyle = m.color;
+				ctx.font = (12 * devicePixelRatio) + 'px sans-serif';
+				ctx.fillText(m.label, x + 4 * devicePixelRatio, u.bbox.top + 14 * devicePixelRatio * (m.row || 1));
+			}
+		});
+		ctx.restore();
+	}
+	function view(lo, hi) {
+		u.setData(dataFor(lo, hi), false);
+		u.setScale('x', { min: lo, max: hi });
+	}
+	u = new uPlot({
+		width: width, height: 280,
+		scales: { x: { time: false } },
+		series: series,
+		axes: [{ values: function (u, vs) { return vs.map(fmtSec); } },
+			{ size: 70, incrs: BYTE_INCRS, values: function (u, vs) { return vs.map(fmtBytes); } }],
+		cursor: { drag: { x: true, y: false, setScale: false }, bind: { dblclick: function () { return null; } } },
+		hooks: {
+			draw: [draw],
+			setSelect: [function (u) {
+				if (u.select.width < 3) return;
+				var lo = u.posToVal(u.select.left, 'x'), hi = u.posToVal(u.select.left + u.select.width, 'x');
+				u.setSelect({ left: 0, width: 0, top: 0, height: 0 }, false);
+				view(lo, hi);
+			}]
+		}
+	}, dataFor(0, end), box);
+	u.setScale('x', { min: 0, max: end || 1e-9 });
+	u.over.addEventListener('dblclick', function () { view(0, end); });
+	u.over.addEventListener('wheel', function (e) {
+		e.preventDefault();
+		var lo = u.scales.x.min, hi = u.scales.x.max, span = hi - lo;
+		var at = u.posToVal(e.offsetX, 'x');
+		if (e.shiftKey) {
+			var dx = span * 0.1 * (e.deltaY > 0 ? 1 : -1);
+			lo += dx; hi += dx;
+		} else {
+			var f = e.deltaY > 0 ? 1.25 : 0.8;
+			lo = at - (at - lo) * f; hi = at + (hi - at) * f;
+		}
+		view(Math.max(0, lo), Math.min(end, hi));
+	}, { passive: false });
+	u.over.addEventListener('click', function (e) {
+		if (flameAt && opts.dev !== undefined) flameAt(opts.dev, u.posToVal(e.offsetX, 'x') * 1e9);
+	});
+	return u;
+}
+
+var timelineMax = [];
+function timelines() {
+	var parent = $('tl');
+	D.devices.forEach(function (dd, i) {
+		var dv = R.devices[i];
+		var marks = [];
+		if (dv.peak_reserved_bytes)
+			marks.push({ t: dv.peak_reserved_time_ns, color: C.peak, dash: true,
+				label: 'peak ' + fmtBytes(dv.peak_reserved_bytes) });
+		failuresOf(i).forEach(function (f, k) {
+			marks.push({ t: f.time_ns, color: C.failure, label: k ? null : 'failed: ' + fmtBytes(f.requested_bytes), row: 2 });
+		});
+		var title = dd.title + ': peak ' + fmtBytes(dv.peak_reserved_bytes) + ' reserved at ' +
+			fmtNs(dv.peak_reserved_time_ns) + ', ' + fmtBytes(dv.peak_allocated_bytes) + ' allocated';
+		timeline(parent, title, dd.timeline, dd.samples, marks,
+			{ duration: R.duration_ns, names: ['reserved', 'allocated', 'cached'], dev: i });
+		var mx = 0;
+		dd.timeline.reserved.forEach(function (v) { if (v > mx) mx = v; });
+		timelineMax.push(mx);
+		checks.push('device ' + i + ' peak_shown ' + dv.peak_reserved_bytes);
+		checks.push('device ' + i + ' timeline_max ' + mx);
+	});
+	(D.framework || []).forEach(function (fw) {
+		timeline(parent, 'The framework\'s allocator (tensors), device ' + fw.device, fw, null, [],
+			{ duration: R.duration_ns, names: ['tensor reserved', 'tensor allocated', 'tensor cached'] });
+	});
+	checks.push('devices ' + D.devices.length);
+}
+
+/* --- peak sites --------------------------------------------------------- */
+
+function siteDetails(title, s, frames, hidden, extra) {
+	var parts = extra ? extra.slice() : [];
+	parts.push({ frames: frames, hidden: hidden, label: 'stack (innermost first)' });
+	showDetails(title + (s ? ' (site ' + s + ')' : ''), parts);
+}
+
+function peakSites() {
+	var parent = $('peak-sites'), shown = 0;
+	R.devices.forEach(function (dv, i) {
+		parent.appendChild(el('h3', null, D.devices[i].title + ': ' + fmtBytes(dv.peak_reserved_bytes) +
+			' reserved at ' + fmtNs(dv.peak_reserved_time_ns)));
+		if (dv.peak_set_by)
+			parent.appendChild(el('p', null, 'The peak was reached by ' + dv.peak_set_by.api + ' of ' +
+				fmtBytes(dv.peak_set_by.bytes) + ' (pid ' + dv.peak_set_by.pid + ') at ' +
+				where(dv.peak_set_by.frames) + '.'));
+		if (dv.untraced_bytes_at_peak)
+			parent.appendChild(el('p', { class: 'hint' }, 'The device used ' + fmtBytes(dv.device_used_bytes_at_peak) +
+				' then; ' + fmtBytes(dv.untraced_bytes_at_peak) + ' of it not allocated through the traced calls (context, other processes).'));
+		var rows = dv.peak_sites || [];
+		var n = D.devices[i].peak_sites.length;
+		shown += table(parent, [
+			{ label: 'held at peak', num: 1, get: function (r) { return r.bytes; }, fmt: fmtBytes },
+			{ label: 'share', num: 1, get: function (r) { return dv.peak_reserved_bytes ? r.bytes / dv.peak_reserved_bytes : 0; },
+				fmt: function (v) { return (100 * v).toFixed(1) + '%'; } },
+			{ label: 'allocations', num: 1, get: function (r) { return r.count; } },
+			{ label: 'processes', num: 1, get: function (r) { return r.processes; } },
+			{ label: 'site', num: 1, get: function (r) { return r.site; } },
+			{ label: 'where', where: 1, get: function (r) { return where(r.frames) + (r.caching_allocator ? '  [caching allocator]' : ''); } }
+		], rows, function (r) {
+			siteDetails(fmtBytes(r.bytes) + ' at the peak', r.site, r.frames, r.hidden_frames);
+		}, false);
+		if (n > rows.length)
+			parent.appendChild(el('p', { class: 'hint' }, 'The top ' + rows.length + ' of ' + n +
+				' sites; the flame graph and the sites table show all of them.'));
+		checks.push('device ' + i + ' top_sites ' + rows.length);
+	});
+	return shown;
+}
+
+/* --- icicle ------------------------------------------------------------- */
+
+function colourOf(name) {
+	var h = 0;
+	for (var i = 0; i < name.length; i++) h = (h * 31 + name.charCodeAt(i)) >>> 0;
+	return PALETTE[h % PALETTE.length];
+}
+
+/* items: [{bytes, frames (innermost first), site}] */
+function buildTree(items) {
+	var root = { name: 'all', bytes: 0, kids: {}, order: [] };
+	items.forEach(function (it) {
+		if (!it.bytes) return;
+		root.bytes += it.bytes;
+		var n = root, fr = it.frames && it.frames.length ? it.frames : [{ function: '(no stack)', file: null, line: 0 }];
+		for (var i = fr.length - 1; i >= 0; i--) {
+			var key = frameText(fr[i]);
+			if (!n.kids[key]) { n.kids[key] = { name: key, frame: fr[i], bytes: 0, kids: {}, order: [], parent: n }; n.order.push(key); }
+			n = n.kids[key];
+			n.bytes += it.bytes;
+		}
+		n.site = it.site;
+	});
+	return root;
+}
+
+function icicle(root) {
+	var box = $('icicle');
+	box.textContent = '';
+	var W = box.clientWidth || 900, H = 20, depth = 0, nodes = 0;
+	function lay(n, x, w, d) {
+		if (w < 2 || nodes > 3000) return;
+		nodes++;
+		if (d > depth) depth = d;
+		var c = n === root ? ['#dddddd', '#000'] : colourOf(n.name);
+		var e = el('div', { class: 'node', tabindex: '0', role: 'button',
+			style: 'left:' + x + 'px;top:' + (d * H) + 'px;width:' + w + 'px;background:' + c[0] + ';color:' + c[1] },
+			n.name + '  ' + fmtBytes(n.bytes));
+		e.title = n.name + '\n' + fmtBytes(n.bytes) + (n.frame ? '\n' + frameFull(n.frame) : '');
+		function act() {
+			if (n === root && root.parent) icicle(root.parent);
+			else if (n !== root) icicle(n);
+		}
+		e.addEventListener('click', act);
+		e.addEventListener('keydown', function (ev) { if (ev.key === 'Enter') act(); });
+		box.appendChild(e);
+		var xx = x;
+		n.order.map(function (k) { return n.kids[k]; }).sort(function (a, b) { return b.bytes - a.bytes; })
+			.forEach(function (k) {
+				var kw = n.bytes ? w * k.bytes / n.bytes : 0;
+				lay(k, xx, kw, d + 1);
+				xx += kw;
+			});
+	}
+	if (!root.bytes) {
+		box.appendChild(el('p', { class: 'hint' }, 'nothing live'));
+		box.style.height = '2em';
+		return;
+	}
+	lay(root, 0, W, 0);
+	box.style.height = ((depth + 1) * H + 4) + 'px';
+}
+
+function flame() {
+	var sel = $('flame-dev');
+	R.devices.forEach(function (dv, i) { sel.appendChild(el('option', { value: String(i) }, D.devices[i].title)); });
+	var at = null;
+	function render() {
+		var i = +sel.value || 0, dv = R.devices[i], mode = document.querySelector('input[name=flame-mode]:checked').value;
+		var items = [], note = '';
+		if (mode === 'peak' && at === null) {
+			items = D.devices[i].peak_sites.map(function (p) { var s = siteById[p.site]; return { bytes: p.bytes, frames: s ? s.frames : [], site: p.site }; });
+			note = 'Live at the peak of ' + D.devices[i].title + ' (' + fmtNs(dv.peak_reserved_time_ns) + '): ' +
+				fmtBytes(dv.peak_allocated_bytes) + ' allocated, ' + fmtBytes(dv.peak_reserved_bytes) + ' reserved.';
+		} else if (mode === 'peak') {
+			/* a moment clicked on the timeline: the live allocations the
+			   address map holds then (its largest boxes only) */
+			var m = D.devices[i].address_map;
+			var by = {};
+			(m ? m.boxes : []).forEach(function (b) {
+				if (b[0] <= at && (b[1] > at || (b[7] && b[1] >= at))) by[b[6]] = (by[b[6]] || 0) + b[4];
+			});
+			items = Object.keys(by).map(function (k) { var s = siteById[k]; return { bytes: by[k], frames: s ? s.frames : [], site: +k }; });
+			note = 'Live at ' + fmtNs(Math.round(at)) + ' on ' + D.devices[i].title + ', from the address map' +
+				(m && m.shown < m.total ? ' (its largest ' + m.shown + ' of ' + m.total + ' allocations)' : '') +
+				'. Choose "at the peak" again to go back to the peak.';
+		} else if (mode === 'exit') {
+			items = D.sites.filter(function (s) { return s.device === dv.device && s.live_at_exit_bytes; })
+				.map(function (s) { return { bytes: s.live_at_exit_bytes, frames: s.frames, site: s.site }; });
+			note = 'Left live when each process exited, on device ' + dv.device + ' (caching allocators\' segments included).';
+		} else {
+			items = (R.leaks || []).filter(function (l) { return l.device === dv.device; })
+				.map(function (l) { return { bytes: l.bytes, frames: l.frames, site: l.site }; });
+			note = 'The leak candidates of device ' + dv.device + ', by the bytes each left at exit.';
+		}
+		$('flame-note').textContent = note;
+		icicle(buildTree(items));
+	}
+	sel.addEventListener('change', function () { at = null; render(); });
+	document.querySelectorAll('input[name=flame-mode]').forEach(function (r) {
+		r.addEventListener('change', function () { at = null; render(); });
+	});
+	flameAt = function (i, t) {
+		at = t;
+		sel.value = String(i);
+		document.querySelector('input[name=flame-mode][value=peak]').checked = true;
+		render();
+	};
+	render();
+}
+
+/* --- tables of the report ----------------------------------------------- */
+
+function leaks() {
+	var rows = R.leaks || [];
+	if (!rows.length)
+		$('leaks-table').appendChild(el('p', null, 'No leak candidate: nothing was left live at exit, and no site kept growing.'));
+	else
+		table($('leaks-table'), [
+			{ label: 'left at exit', num: 1, get: function (r) { return r.bytes; }, fmt: fmtBytes },
+			{ label: 'allocations', num: 1, get: function (r) { return r.count; } },
+			{ label: 'why', get: function (r) { return (r.reasons || []).join(', ').replace(/_/g, ' '); } },
+			{ label: 'device', num: 1, get: function (r) { return r.device; } },
+			{ label: 'site', num: 1, get: function (r) { return r.site; } },
+			{ label: 'where', where: 1, get: function (r) { return where(r.frames); } }
+		], rows, function (r) {
+			siteDetails('Leak candidate: ' + fmtBytes(r.bytes) + ' left at exit', r.site, r.frames, r.hidden_frames);
+		}, true);
+	checks.push('leaks ' + rows.length);
+}
+
+function failures() {
+	var rows = R.failures || [], p = $('failures-table');
+	if (!rows.length)
+		p.appendChild(el('p', null, 'No allocation failed.'));
+	else
+		table(p, [
+			{ label: 'time', num: 1, get: function (r) { return r.time_ns; }, fmt: fmtNs },
+			{ label: 'pid', num: 1, get: function (r) { return r.pid; } },
+			{ label: 'call', get: function (r) { return r.api + ' of ' + fmtBytes(r.requested_bytes) + ' on device ' + r.device; } },
+			{ label: 'error', get: function (r) { return r.error_name || String(r.error); } },
+			{ label: 'reserved then', num: 1, get: function (r) { return r.reserved_bytes; }, fmt: fmtBytes },
+			{ label: 'device free', num: 1, get: function (r) { return r.device_free_bytes; }, fmt: fmtBytes },
+			{ label: 'held by', where: 1, get: function (r) {
+				return (r.top_holders || []).map(function (h) { return fmtBytes(h.bytes) + ' at ' + where(h.frames); }).join('; ');
+			} },
+			{ label: 'where', where: 1, get: function (r) { return where(r.frames); } }
+		], rows, function (r) {
+			var parts = [{ text: r.api + ' of ' + fmtBytes(r.requested_bytes) + ' failed with ' + (r.error_name || r.error) +
+				' at ' + fmtNs(r.time_ns) + ' (pid ' + r.pid + ', thread ' + r.tid + '); the process held ' +
+				fmtBytes(r.reserved_bytes) + ' on device ' + r.device + '.' }, { frames: r.frames, hidden: r.hidden_frames, label: 'the failed call' }];
+			(r.top_holders || []).forEach(function (h, k) {
+				parts.push({ frames: h.frames, hidden: h.hidden_frames, label: 'holder ' + (k + 1) + ': ' + fmtBytes(h.bytes) + ' in ' + h.count + ' allocations' });
+			});
+			showDetails('Failed allocation', parts);
+		}, true);
+	if (R.failures_total > rows.length)
+		p.appendChild(el('p', { class: 'note' }, rows.length + ' of ' + R.failures_total + ' failures listed.'));
+	checks.push('failures ' + rows.length);
+}
+
+function sitesTable() {
+	var peakOf = {};
+	D.devices.forEach(function (d) { d.peak_sites.forEach(function (p) { peakOf[p.site] = (peakOf[p.site] || 0) + p.bytes; }); });
+	var n = table($('sites-table'), [
+		{ label: 'site', num: 1, get: function (s) { return s.site; } },
+		{ label: 'device', num: 1, get: function (s) { return s.device; }, fmt: function (v) { return v < 0 ? 'pinned host' : v; } },
+		{ label: 'at the peak', num: 1, get: function (s) { return peakOf[s.site] || 0; }, fmt: fmtBytes },
+		{ label: 'allocations', num: 1, get: function (s) { return s.allocations; } },
+		{ label: 'allocated in all', num: 1, get: function (s) { return s.allocated_bytes; }, fmt: fmtBytes },
+		{ label: 'live at exit', num: 1, get: function (s) { return s.live_at_exit_bytes; }, fmt: fmtBytes },
+		{ label: 'processes', num: 1, get: function (s) { return s.processes; } },
+		{ label: 'where', where: 1, get: function (s) { return where(s.frames) + (s.caching_allocator ? '  [caching allocator]' : ''); } }
+	], D.sites, function (s) {
+		siteDetails('Site', s.site, s.frames, 0, [{ text: s.allocations + ' allocations, ' + fmtBytes(s.allocated_bytes) +
+			' in all; ' + fmtBytes(s.live_at_exit_bytes) + ' live at exit.' }]);
+	}, true);
+	checks.push('sites ' + n);
+}
+
+function processes() {
+	var n = table($('proc-table'), [
+		{ label: 'pid', num: 1, get: function (p) { return p.pid; } },
+		{ label: 'parent', num: 1, get: function (p) { return p.ppid; } },
+		{ label: 'rank', num: 1, get: function (p) { return p.rank; }, fmt: function (v) { return v < 0 ? '' : v; } },
+		{ label: 'command', where: 1, get: function (p) { return (p.argv || [p.command]).join(' '); } },
+		{ label: 'executable', where: 1, get: function (p) { return p.exe; } },
+		{ label: 'ended', get: function (p) {
+			return p.ended === 'exit' || p.ended === '_exit' ? p.ended + '(' + p.exit_status + ')' : (p.ended || 'unknown');
+		} },
+		{ label: 'peak reserved', num: 1, get: function (p) { return p.peak_reserved_bytes; }, fmt: fmtBytes },
+		{ label: 'events', num: 1, get: function (p) { return p.events; } },
+		{ label: 'failed', num: 1, get: function (p) { return p.failed; } }
+	], R.processes, function (p) {
+		showDetails('Process ' + p.pid, [{ text: 'executable: ' + p.exe }, { text: 'trace: ' + p.trace },
+			{ text: 'host: ' + p.hostname }]);
+	}, true);
+	checks.push('processes ' + n);
+}
+
+function shm() {
+	var s = R.shm || {}, p = $('shm-table');
+	p.appendChild(el('p', null, (s.created || 0) + ' segments created, ' + (s.attached || 0) + ' attached; peak ' +
+		fmtBytes(s.peak_bytes || 0) + '; ' + (s.present_at_exit || 0) + ' still present at exit (' +
+		fmtBytes(s.present_bytes || 0) + ').'));
+	var rows = s.segments_present || [];
+	if (rows.length) {
+		var keys = Object.keys(rows[0]).filter(function (k) { return typeof rows[0][k] !== 'object'; });
+		table(p, keys.map(function (k) {
+			return { label: k.replace(/_/g, ' '), num: typeof rows[0][k] === 'number',
+				get: function (r) { return r[k]; }, fmt: /bytes$/.test(k) ? fmtBytes : null };
+		}), rows, null, true);
+	}
+	checks.push('shm_segments ' + rows.length);
+}
+
+/* --- address maps ------------------------------------------------------- */
+
+function maps() {
+	var parent = $('maps'), tip = $('tip');
+	D.devices.forEach(function (dd, i) {
+		var m = dd.address_map;
+		parent.appendChild(el('h3', null, dd.title));
+		if (!m || !m.boxes.length) {
+			parent.appendChild(el('p', { class: 'hint' }, 'no allocation on this device'));
+			checks.push('map ' + i + ' boxes 0');
+			return;
+		}
+		parent.appendChild(el('p', { class: m.shown < m.total ? 'note' : 'hint' }, m.shown < m.total ?
+			'The largest ' + m.shown + ' of ' + m.total + ' allocations are drawn.' :
+			'All ' + m.total + ' allocations are drawn.'));
+		/* colours: the sites that held most at the peak, then the others */
+		var colour = {}, k = 0, legend = el('div', { class: 'maplegend' });
+		dd.peak_sites.concat(m.boxes.map(function (b) { return { site: b[6] }; })).forEach(function (p) {
+			if (colour[p.site] || k >= PALETTE.length) return;
+			colour[p.site] = PALETTE[k++][0];
+			var it = el('span', { class: 'item' });
+			it.appendChild(el('span', { class: 'legend-box', style: 'background:' + colour[p.site] }));
+			var s = siteById[p.site];
+			it.appendChild(document.createTextNode('site ' + p.site + (s ? ': ' + where(s.frames) : '')));
+			legend.appendChild(it);
+		});
+		if (Object.keys(colour).length < Object.keys(m.boxes.reduce(function (a, b) { a[b[6]] = 1; return a; }, {})).length) {
+			var it = el('span', { class: 'item' });
+			it.appendChild(el('span', { class: 'legend-box', style: 'background:' + C.other }));
+			it.appendChild(document.createTextNode('other sites'));
+			legend.appendChild(it);
+		}
+		parent.appendChild(legend);
+		var W = Math.max(400, Math.min(parent.clientWidth || 900, 1400) - 10), H = 320, L = 70, B = 24;
+		var cv = el('canvas', { class: 'map', width: String(W * devicePixelRatio), height: String(H * devicePixelRatio),
+			style: 'width:' + W + 'px;height:' + H + 'px', role: 'img',
+			'aria-label': 'address map of ' + dd.title + ': ' + m.shown + ' allocations' });
+		parent.appendChild(cv);
+		var ymax = 0, tmax = R.duration_ns || 1;
+		m.boxes.forEach(function (b) { if (b[3] > ymax) ymax = b[3]; });
+		var ctx = cv.getContext('2d');
+		ctx.scale(devicePixelRatio, devicePixelRatio);
+		function X(t) { return L + (W - L - 8) * t / tmax; }
+		function Y(y) { return H - B - (H - B - 8) * y / ymax; }
+		ctx.fillStyle = '#fff';
+		ctx.fillRect(0, 0, W, H);
+		m.boxes.forEach(function (b) {
+			var x0 = X(b[0]), x1 = X(b[1]), y0 = Y(b[3]), y1 = Y(b[2]);
+			ctx.fillStyle = colour[b[6]] || C.other;
+			ctx.fillRect(x0, y0, Math.max(1, x1 - x0), Math.max(1, y1 - y0));
+			if (x1 - x0 > 4 && y1 - y0 > 4) { ctx.strokeStyle = '#fff'; ctx.lineWidth = 0.5; ctx.strokeRect(x0, y0, x1 - x0, y1 - y0); }
+		});
+		ctx.fillStyle = '#333';
+		ctx.font = '11px sans-serif';
+		ctx.fillText('0', L - 12, H - B + 4);
+		ctx.fillText(fmtBytes(ymax), 2, 14);
+		ctx.fillText('0', L, H - 8);
+		ctx.fillText(fmtNs(tmax), W - 60, H - 8);
+		ctx.fillText('time →', (W - L) / 2, H - 8);
+		function at(e) {
+			var r = cv.getBoundingClientRect(), x = e.clientX - r.left, y = e.clientY - r.top;
+			for (var q = m.boxes.length - 1; q >= 0; q--) {
+				var b = m.boxes[q];
+				if (x >= X(b[0]) - 1 && x <= X(b[1]) + 1 && y >= Y(b[3]) - 1 && y <= Y(b[2]) + 1) return b;
+			}
+			return null;
+		}
+		function describe(b) {
+			var s = siteById[b[6]];
+			return fmtBytes(b[4]) + ' at ' + b[8] + ' (pid ' + b[5] + ')\nallocated at ' + fmtNs(b[0]) + ', ' +
+				(b[7] ? 'still live at the end' : 'freed at ' + fmtNs(b[1])) + '\n' + (s ? where(s.frames) + ' (site ' + b[6] + ')' : 'no site');
+		}
+		cv.addEventListener('mousemove', function (e) {
+			var b = at(e);
+			if (!b) { tip.hidden = true; return; }
+			tip.textContent = describe(b);
+			tip.style.left = (e.clientX + 12) + 'px';
+			tip.style.top = (e.clientY + 12) + 'px';
+			tip.hidden = false;
+		});
+		cv.addEventListener('mouseleave', function () { tip.hidden = true; });
+		cv.addEventListener('click', function (e) {
+			var b = at(e);
+			if (!b) return;
+			var s = siteById[b[6]];
+			siteDetails('Allocation of ' + fmtBytes(b[4]), b[6], s ? s.frames : [], 0, [{ text: describe(b) }]);
+		});
+		checks.push('map ' + i + ' boxes ' + m.shown);
+	});
+}
+
+/* --- the page ----------------------------------------------------------- */
+
+function summary() {
+	var p = R.processes, names = p.map(function (x) { return basename((x.argv && x.argv[0]) || x.command); });
+	$('run-title').textContent = names.length === 1 ? names[0] : names.length + ' processes';
+	var parts = [fmtNs(R.duration_ns) + ' traced', R.events.total + ' memory calls', R.devices.length + ' device' + (R.devices.length === 1 ? '' : 's')];
+	if (R.peak_all_devices) parts.push('peak over all devices ' + fmtBytes(R.peak_all_devices.reserved_bytes));
+	parts.push((R.leaks || []).length + ' leak candidate' + ((R.leaks || []).length === 1 ? '' : 's'));
+	parts.push(R.failures_total + ' failed allocation' + (R.failures_total === 1 ? '' : 's'));
+	$('summary').textContent = parts.join(' · ');
+}
+
+[summary, timelines, peakSites, flame, leaks, failures, sitesTable, maps, processes, shm].forEach(function (f) {
+	try { f(); } catch (e) { errors.push((f.name || 'part') + ': ' + e.message); }
+});
+checks.push('done 1');
+checks.push('script_ms ' + Math.round(performance.now()));
+writeCheck();
+/* the first frame painted with everything drawn (bench/view-bench.sh) */
+requestAnimationFrame(function () {
+	setTimeout(function () {
+		checks.push('paint_ms ' + Math.round(performance.now()));
+		writeCheck();
+	}, 0);
+});
+})();
