@@ -2,7 +2,10 @@
 # demo.sh - what `make demo` runs once memtrace and the samples are built:
 # traces every sample (samples/*.c) into build/demo/, prints the report of
 # the fragmentation sample (an out-of-memory error with enough memory free
-# in total) and draws the timelines into build/demo/plots/.
+# in total), draws the timelines into build/demo/plots/ and writes the
+# interactive pages of `memtrace view`: build/demo/view.html (the leak and
+# the fragmentation samples: who held the peak, what leaked, why an
+# allocation failed) and one per sample in build/demo/views/.
 #
 # With an NVIDIA GPU (nvidia-smi lists one, or the real libcuda.so.1 and
 # /dev/nvidia0 are there) and the CUDA 13 runtime (libcudart.so.13, looked
@@ -121,6 +124,20 @@ if has_cmd plot; then
 	done
 	echo "plots (timeline, address map, top sites per device): $D/plots/SAMPLE/"
 	echo "  the report above, drawn: $D/plots/fragmentation/timeline-dev0.png"
+fi
+
+if has_cmd view; then
+	echo
+	mkdir -p "$OUT/views"
+	for name in leak fragmentation activations activations-checkpoint stream-ordered \
+		pinned-expandable multiprocess; do
+		"$MT" view -o "$OUT/views/$name.html" "$OUT/$name".*bin >>"$OUT/view.log" 2>&1 ||
+			{ echo "demo: memtrace view failed:" >&2; cat "$OUT/view.log" >&2; exit 1; }
+	done
+	"$MT" view -o "$OUT/view.html" "$OUT/leak.bin" "$OUT/fragmentation.bin" >>"$OUT/view.log" 2>&1 ||
+		{ echo "demo: memtrace view failed:" >&2; cat "$OUT/view.log" >&2; exit 1; }
+	echo "open in a browser: $D/view.html (the leak and the out-of-memory error, interactive);"
+	echo "  one page per sample in $D/views/"
 fi
 
 echo

@@ -1,0 +1,61 @@
+#!/bin/sh
+# t260-view-cli: `memtrace view` without a browser: its usage, where the
+# page goes (FILE.html beside the first trace, or -o), that it loads
+# nothing from elsewhere (no src or href to another file or site), and that
+# its data is the report: the embedded report equals `memtrace report
+# --json`, the timeline rows are the model's (rt-basic: 1 MiB, 3000 B and
+# 64 MiB, all freed) and the address map holds each allocation with its
+# lifetime and site.
+. "$(dirname "$0")/lib.sh"
+cd "$T" || exit 1
+
+"$MEMTRACE" view --help >help || fail "view --help failed"
+grep -q '^usage: memtrace view \[-o FILE.html\]' help || fail "usage: $(head -1 help)"
+"$MEMTRACE" help 2>&1 | grep -q '^  *view  *write the run as one interactive HTML page' ||
+	"$MEMTRACE" --help 2>&1 | grep -q 'view' || fail "view not in the command list"
+"$MEMTRACE" view >out 2>err; rc=$?
+expect_eq "$rc" 2 "exit status without FILE"
+expect_eq "$(cat err)" "memtrace: no trace FILE given (try 'memtrace view --help')" "message without FILE"
+"$MEMTRACE" view missing.bin >out 2>err; rc=$?
+expect_eq "$rc" 2 "exit status of a missing file"
+
+traced "$CLIENTS/rt-basic" >/dev/null 2>&1 || fail "rt-basic failed"
+"$MEMTRACE" view trace.bin >out 2>err || fail "view failed: $(cat err)"
+expect_eq "$(cat out)" "wrote trace.bin.html" "output line"
+[ -s err ] && fail "view wrote to stderr: $(cat err)"
+"$MEMTRACE" view -o page.html trace.bin >out 2>err || fail "view -o failed: $(cat err)"
+cmp -s page.html trace.bin.html || fail "-o page differs from the default one"
+"$MEMTRACE" report --json --no-db trace.bin >report.json || fail "report failed"
+
+python3 - page.html report.json <<'PY' || fail "page content"
+import json, re, sys
+page, rep = open(sys.argv[1]).read(), json.load(open(sys.argv[2]))
+# self-contained: no other file, no network
+assert not re.search(r'<(script|link|img|iframe)[^>]*\s(src|href)=', page, re.I), "an external resource"
+assert page.count("<script") == 3, "scripts: %d" % page.count("<script")
+data = re.search(r'<script type="application/json" id="memtrace-data">(.*?)</script>', page, re.S).group(1)
+assert "<" not in data
+d = json.loads(data)
+assert d["report"] == rep, "embedded report differs"
+dev = d["devices"][0]
+MiB = 1 << 20
+# the model's timeline rows, from rt-basic's calls: 1 MiB, 3000 B, 64 MiB
+# allocated, then the 3000 B, the 1 MiB and the 64 MiB freed (the last
+# row: the end of the run)
+res = [MiB, MiB + 3000, MiB + 3000 + 64 * MiB, MiB + 64 * MiB, 64 * MiB, 0, 0]
+assert dev["timeline"]["reserved"] == res, dev["timeline"]
+assert dev["timeline"]["allocated"] == res, dev["timeline"]
+assert rep["devices"][0]["peak_reserved_bytes"] == max(res) == 68160440
+assert sorted(s["bytes"] for s in dev["peak_sites"]) == [3000, MiB, 64 * MiB], dev["peak_sites"]
+m = dev["address_map"]
+assert m["shown"] == m["total"] == 3, m
+boxes = sorted(m["boxes"], key=lambda b: b[4])
+# [t0, t1, y_lo, y_hi, bytes, pid, site, live, address]
+assert [b[4] for b in boxes] == [3000, MiB, 64 * MiB]
+assert all(b[7] == 0 and b[0] < b[1] <= rep["duration_ns"] for b in boxes), "all freed"
+assert all(b[3] - b[2] == b[4] for b in boxes), "box heights are the sizes"
+assert all(b[6] > 0 for b in boxes), "every box has its site"
+assert all(b[5] == rep["processes"][0]["pid"] for b in boxes)
+assert sum(s["live_at_exit_bytes"] for s in d["sites"]) == 0
+PY
+exit 0
