@@ -163,6 +163,21 @@ echo "memtrace bench: $ROUNDS rounds of $PAIRS alloc/free pairs per thread" >&2
 		echo "trace in five walks (check, scan, pass, replay up to the peak, shared memory): the"
 		echo "--no-db line above."
 	fi
+	if [ -x bench/view-bench.sh ] && command -v chromium >/dev/null 2>&1; then
+		echo
+		echo "## The page of memtrace view"
+		echo
+		echo "\`memtrace view\` on the same kind of traces (bench/view-bench.sh): the time to"
+		echo "write the page, its size, and headless Chromium's first paint with everything"
+		echo "drawn (measured by the page, from navigation), and the whole --dump-dom run."
+		echo "Targets: at most 30 MB and a first paint under 3 s at 10 M events. The page"
+		echo "stays near 2 MB however long the run: the model keeps a few timeline rows per"
+		echo "1/4000 of the run, and the address map the largest 20,000 allocations."
+		echo
+		echo '```'
+		bench/view-bench.sh ${REPORT_EVENTS:-1000000 10000000}
+		echo '```'
+	fi
 	echo
 	echo "## PyTorch: draining the allocator's history"
 	echo
