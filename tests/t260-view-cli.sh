@@ -5,7 +5,7 @@
 # its data is the report: the embedded report equals `memtrace report
 # --json`, the timeline rows are the model's (rt-basic: 1 MiB, 3000 B and
 # 64 MiB, all freed) and the address map holds each allocation with its
-# lifetime and site.
+# lifetime and site; the framework's timeline is the database's.
 . "$(dirname "$0")/lib.sh"
 cd "$T" || exit 1
 
@@ -58,4 +58,24 @@ assert all(b[6] > 0 for b in boxes), "every box has its site"
 assert all(b[5] == rep["processes"][0]["pid"] for b in boxes)
 assert sum(s["live_at_exit_bytes"] for s in d["sites"]) == 0
 PY
+
+# with framework records (t720's split scenario): the framework's timeline
+# of the device of the run, row for row the database's fw_timeline
+LD_LIBRARY_PATH=$SIM "$MEMTRACE" run --no-summary -o split.bin -- "$CLIENTS/dl-fwgen" split >/dev/null 2>&1 ||
+	fail "dl-fwgen split failed"
+"$MEMTRACE" view split.bin >/dev/null 2>err || fail "view of split.bin: $(cat err)"
+"$MEMTRACE" report --db split.db split.bin >/dev/null 2>&1 || fail "report of split.bin"
+sqlite3 split.db "SELECT time_ns, reserved, allocated FROM fw_timeline WHERE trace IS NULL ORDER BY time_ns" |
+	tr '|' ' ' >fw.db.txt
+python3 - split.bin.html <<'PY' >fw.page.txt || fail "framework data"
+import json, re, sys
+d = json.loads(re.search(r'id="memtrace-data">(.*?)</script>', open(sys.argv[1]).read(), re.S).group(1))
+fw = d["framework"]
+assert len(fw) == 1 and fw[0]["device"] == 0, fw
+for row in zip(fw[0]["t"], fw[0]["reserved"], fw[0]["allocated"]):
+    print(*row)
+PY
+[ -s fw.db.txt ] || fail "no fw_timeline rows"
+cmp -s fw.page.txt fw.db.txt || fail "framework timeline: page $(cat fw.page.txt), database $(cat fw.db.txt)"
+expect_eq "$(tail -n 1 fw.page.txt | cut -d' ' -f2)" $((40 * 1048576)) "framework reserved at the end (dl-fwgen.c: 40 MiB)"
 exit 0

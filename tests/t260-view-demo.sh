@@ -72,4 +72,22 @@ grep -qx 'device 0 peak_shown 104857600' "$T/fragmentation.check" || fail "fragm
 grep -qx 'failures 2' "$T/fragmentation.check" || fail "fragmentation failures: $(cat "$T/fragmentation.check")"
 grep -qx 'leaks 1' "$T/leak.check" || fail "leak candidates: $(cat "$T/leak.check")"
 grep -qx 'devices 2' "$T/multiprocess.check" || fail "multiprocess devices: $(cat "$T/multiprocess.check")"
+
+# the controls, worked by the page itself (view.html#selftest): wheel zoom
+# and pan, double-click back to the whole run, a click on the timeline
+# shows that moment in the flame graph, each flame mode draws (at exit and
+# in leaks mode: all, main, keep_loss, the leak sample's one leak), a box
+# zooms in, the sites sort by bytes at the peak (the leak sample's largest:
+# 32 MiB), Enter on a peak row opens its stack (alloc_weights < main)
+timeout 60 chromium --headless --no-sandbox --disable-gpu --user-data-dir="$T/chrome" \
+	--virtual-time-budget=5000 --dump-dom "file://$T/demo/view.html#selftest" >"$T/selftest.dom" 2>>"$T/chrome.err" ||
+	fail "chromium failed on the selftest"
+sed -n '/^<pre id="memtrace-check"/,/^<\/pre>/p' "$T/selftest.dom" | sed 's/^<pre[^>]*>//' >"$T/selftest"
+for want in 'errors 0' 'selftest wheel_zoom 1' 'selftest wheel_pan 1' 'selftest reset 1' \
+	'selftest flame_at_click 1' 'selftest flame_zoom 1' 'selftest sort_by_peak 32.0 MiB' \
+	'selftest stack_frames 2 hidden false' 'selftest map_hover 1' 'selftest done'; do
+	grep -qx "$want" "$T/selftest" || fail "selftest: no '$want' in: $(cat "$T/selftest")"
+done
+grep -qE '^selftest flame_nodes peak:[0-9]+ exit:3 leaks:3$' "$T/selftest" ||
+	fail "selftest flame modes: $(grep flame_nodes "$T/selftest")"
 exit 0

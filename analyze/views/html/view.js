@@ -83,6 +83,14 @@ function fmtNs(ns) {
 	if (ns < 1e9) return (ns / 1e6).toFixed(1) + ' ms';
 	return (ns / 1e9).toFixed(3) + ' s';
 }
+/* axis labels: as short as they can be, "1.5 ms", "200 us" */
+function fmtAxisSec(s) {
+	var ns = s * 1e9, a = Math.abs(ns);
+	if (a < 1e3) return +ns.toFixed(1) + ' ns';
+	if (a < 1e6) return +(ns / 1e3).toFixed(2) + ' us';
+	if (a < 1e9) return +(ns / 1e6).toFixed(2) + ' ms';
+	return +(ns / 1e9).toFixed(3) + ' s';
+}
 function fmtSec(s) { return s === null || s === undefined ? '' : fmtNs(Math.round(s * 1e9)); }
 function basename(p) { return p ? String(p).replace(/^.*\//, '') : p; }
 function frameText(f) {
@@ -260,6 +268,7 @@ function timeline(parent, title, tl, samples, marks, opts) {
 		box.appendChild(el('p', { class: 'hint' }, 'nothing allocated on this device'));
 		return null;
 	}
+	var hasSamples = !!(samples && samples.t.length);
 	function dataFor(lo, hi) {
 		var a = Math.max(0, lowerBound(t, lo * 1e9) - 1), b = Math.min(t.length, lowerBound(t, hi * 1e9) + 1);
 		var d = thin(t, [res, alloc, cached], a, b, width);
@@ -268,8 +277,10 @@ function timeline(parent, title, tl, samples, marks, opts) {
 			d[0].push(end);
 			for (var k = 1; k < 4; k++) d[k].push(d[k][d[k].length - 1]);
 		}
+		if (!hasSamples)
+			return d;
 		d.push(d[0].map(function () { return null; }));
-		if (samples && samples.t.length) {
+		{
 			/* merge the samples in: a point each, the timeline held there */
 			var x = [], s = [[], [], []], used = [], p = 0;
 			var st = samples.t.map(function (v) { return v / 1e9; });
@@ -298,7 +309,7 @@ function timeline(parent, title, tl, samples, marks, opts) {
 		{ label: opts.names[1], stroke: C.allocated, width: 1.5, paths: stepped, value: bytesVal, points: { show: false } },
 		{ label: opts.names[2], stroke: C.cached, width: 1, dash: [4, 3], paths: stepped, value: bytesVal, points: { show: false } },
 		{ label: 'device used (sample)', stroke: C.used, width: 0, paths: function () { return null; },
-			points: { show: true, size: 6, fill: C.used }, value: bytesVal, show: !!(samples && samples.t.length) }];
+			points: { show: true, size: 6, fill: C.used }, value: bytesVal }].slice(0, hasSamples ? 5 : 4);
 	var u;
 	function draw(u) {
 		var ctx = u.ctx;
@@ -329,7 +340,7 @@ function timeline(parent, title, tl, samples, marks, opts) {
 		width: width, height: 280,
 		scales: { x: { time: false } },
 		series: series,
-		axes: [{ values: function (u, vs) { return vs.map(fmtSec); } },
+		axes: [{ space: 70, values: function (u, vs) { return vs.map(fmtAxisSec); } },
 			{ size: 70, incrs: BYTE_INCRS, values: function (u, vs) { return vs.map(fmtBytes); } }],
 		cursor: { drag: { x: true, y: false, setScale: false }, bind: { dblclick: function () { return null; } } },
 		hooks: {
@@ -363,7 +374,7 @@ function timeline(parent, title, tl, samples, marks, opts) {
 	return u;
 }
 
-var timelineMax = [];
+var timelineMax = [], plots = [];
 function timelines() {
 	var parent = $('tl');
 	D.devices.forEach(function (dd, i) {
@@ -377,8 +388,8 @@ function timelines() {
 		});
 		var title = dd.title + ': peak ' + fmtBytes(dv.peak_reserved_bytes) + ' reserved at ' +
 			fmtNs(dv.peak_reserved_time_ns) + ', ' + fmtBytes(dv.peak_allocated_bytes) + ' allocated';
-		timeline(parent, title, dd.timeline, dd.samples, marks,
-			{ duration: R.duration_ns, names: ['reserved', 'allocated', 'cached'], dev: i });
+		plots.push(timeline(parent, title, dd.timeline, dd.samples, marks,
+			{ duration: R.duration_ns, names: ['reserved', 'allocated', 'cached'], dev: i }));
 		var mx = 0;
 		dd.timeline.reserved.forEach(function (v) { if (v > mx) mx = v; });
 		timelineMax.push(mx);
@@ -500,6 +511,10 @@ function flame() {
 	var sel = $('flame-dev');
 	R.devices.forEach(function (dv, i) { sel.appendChild(el('option', { value: String(i) }, D.devices[i].title)); });
 	var at = null;
+	if (!R.devices.length) {
+		$('flame-note').textContent = 'No device memory in this run.';
+		return;
+	}
 	function render() {
 		var i = +sel.value || 0, dv = R.devices[i], mode = document.querySelector('input[name=flame-mode]:checked').value;
 		var items = [], note = '';
@@ -672,7 +687,8 @@ function maps() {
 			var it = el('span', { class: 'item' });
 			it.appendChild(el('span', { class: 'legend-box', style: 'background:' + colour[p.site] }));
 			var s = siteById[p.site];
-			it.appendChild(document.createTextNode('site ' + p.site + (s ? ': ' + where(s.frames) : '')));
+			it.appendChild(document.createTextNode(p.site ? 'site ' + p.site + (s ? ': ' + where(s.frames) : '') :
+				'no site of its own (a VMM mapping: its memory is its cuMemCreate\'s site)'));
 			legend.appendChild(it);
 		});
 		if (Object.keys(colour).length < Object.keys(m.boxes.reduce(function (a, b) { a[b[6]] = 1; return a; }, {})).length) {
@@ -719,7 +735,7 @@ function maps() {
 		function describe(b) {
 			var s = siteById[b[6]];
 			return fmtBytes(b[4]) + ' at ' + b[8] + ' (pid ' + b[5] + ')\nallocated at ' + fmtNs(b[0]) + ', ' +
-				(b[7] ? 'still live at the end' : 'freed at ' + fmtNs(b[1])) + '\n' + (s ? where(s.frames) + ' (site ' + b[6] + ')' : 'no site');
+				(b[7] ? 'still live at the end' : 'freed at ' + fmtNs(b[1])) + '\n' + (s ? where(s.frames) + ' (site ' + b[6] + ')' : 'no site of its own (a mapping)');
 		}
 		cv.addEventListener('mousemove', function (e) {
 			var b = at(e);
@@ -755,9 +771,91 @@ function summary() {
 [summary, timelines, peakSites, flame, leaks, failures, sitesTable, maps, processes, shm].forEach(function (f) {
 	try { f(); } catch (e) { errors.push((f.name || 'part') + ': ' + e.message); }
 });
+/* page.html#selftest: works the controls as a person would, and writes
+   what came of it into #memtrace-check (tests/t260-view-demo.sh) */
+function selftest() {
+	function at(e, fx) {
+		var r = e.getBoundingClientRect();
+		return { clientX: r.left + r.width * fx, clientY: r.top + r.height / 2, bubbles: true, cancelable: true };
+	}
+	var u = plots[0], end = R.duration_ns / 1e9, lo = 0, steps = [];
+	/* uPlot applies a new scale in a microtask: one step per task */
+	if (u)
+		steps.push(function () {
+			u.over.dispatchEvent(new WheelEvent('wheel', Object.assign({ deltaY: -100 }, at(u.over, 0.5))));
+		}, function () {
+			checks.push('selftest wheel_zoom ' + (u.scales.x.max - u.scales.x.min < end * 0.9 ? 1 : 0));
+			lo = u.scales.x.min;
+			u.over.dispatchEvent(new WheelEvent('wheel', Object.assign({ deltaY: 100, shiftKey: true }, at(u.over, 0.5))));
+		}, function () {
+			checks.push('selftest wheel_pan ' + (u.scales.x.min > lo ? 1 : 0));
+			u.over.dispatchEvent(new MouseEvent('dblclick', at(u.over, 0.5)));
+		}, function () {
+			checks.push('selftest reset ' + (u.scales.x.min === 0 && u.scales.x.max === end ? 1 : 0));
+			u.over.dispatchEvent(new MouseEvent('click', at(u.over, 0.5)));
+			checks.push('selftest flame_at_click ' + (/^Live at /.test($('flame-note').textContent) ? 1 : 0));
+		});
+	steps.push(controls);
+	(function next() {
+		try {
+			steps.shift()();
+		} catch (e) {
+			errors.push('selftest: ' + e.message);
+			steps = [];
+		}
+		if (steps.length)
+			setTimeout(next, 0);
+		else {
+			checks.push('selftest done');
+			writeCheck();
+		}
+	})();
+}
+
+function controls() {
+	function at(e, fx) {
+		var r = e.getBoundingClientRect();
+		return { clientX: r.left + r.width * fx, clientY: r.top + r.height / 2, bubbles: true, cancelable: true };
+	}
+	var modes = ['peak', 'exit', 'leaks'].map(function (m) {
+		var r = document.querySelector('input[name=flame-mode][value=' + m + ']');
+		r.checked = true;
+		r.dispatchEvent(new Event('change'));
+		return m + ':' + document.querySelectorAll('#icicle .node').length;
+	});
+	checks.push('selftest flame_nodes ' + modes.join(' '));
+	var node = document.querySelectorAll('#icicle .node')[1];
+	if (node) {
+		node.click();
+		checks.push('selftest flame_zoom ' + (document.querySelector('#icicle .node').textContent.indexOf('all ') !== 0 ? 1 : 0));
+	}
+	var b = document.querySelectorAll('#sites-table th button')[2];
+	b.click();
+	var first = document.querySelector('#sites-table tbody tr td:nth-child(3)');
+	checks.push('selftest sort_by_peak ' + (first ? first.textContent : '-'));
+	var row = document.querySelector('#peak-sites tbody tr');
+	if (row) {
+		row.focus();
+		row.dispatchEvent(new KeyboardEvent('keydown', { key: 'Enter', bubbles: true }));
+		checks.push('selftest stack_frames ' + document.querySelectorAll('#details li').length +
+			' hidden ' + $('details').hidden);
+	}
+	var cv = document.querySelector('canvas.map');
+	if (cv) {
+		var hit = 0;
+		for (var k = 1; k < 20 && !hit; k++) {
+			cv.dispatchEvent(new MouseEvent('mousemove', at(cv, k / 20)));
+			hit = $('tip').hidden ? 0 : 1;
+		}
+		checks.push('selftest map_hover ' + hit);
+	}
+}
+
 checks.push('done 1');
 checks.push('script_ms ' + Math.round(performance.now()));
 writeCheck();
+if (location.hash === '#selftest')
+	setTimeout(selftest, 0);
 /* the first frame painted with everything drawn (bench/view-bench.sh) */
 requestAnimationFrame(function () {
 	setTimeout(function () {
