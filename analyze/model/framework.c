@@ -549,7 +549,7 @@ static int do_alloc(struct analysis *a, struct fw_model *m, const struct srec *r
 }
 
 static int seg_new(struct fw_model *m, int proc, int pd, uint64_t addr, uint64_t size,
-		   uint64_t seq, int mapped)
+		   uint64_t stream, uint64_t seq, uint64_t t, int mapped)
 {
 	struct priv *p = PRIV(m);
 	struct fw_seg *g;
@@ -568,8 +568,11 @@ static int seg_new(struct fw_model *m, int proc, int pd, uint64_t addr, uint64_t
 	g = &m->segs[m->nsegs];
 	g->addr = addr;
 	g->size = size;
+	g->stream = stream;
 	g->s_alloc = seq;
 	g->s_free = FW_NEVER;
+	g->t_alloc = t;
+	g->t_free = FW_NEVER;
 	g->proc = proc;
 	g->fdev = pd;
 	g->mapped = mapped;
@@ -579,12 +582,13 @@ static int seg_new(struct fw_model *m, int proc, int pd, uint64_t addr, uint64_t
 }
 
 /* Ends live segment number i (of live_segs) at seq. */
-static void seg_end(struct fw_model *m, size_t i, uint64_t seq)
+static void seg_end(struct fw_model *m, size_t i, uint64_t seq, uint64_t t)
 {
 	struct priv *p = PRIV(m);
 	struct fw_seg *g = &m->segs[p->live_segs[i]];
 
 	g->s_free = seq;
+	g->t_free = t;
 	ADD(m, g->fdev, reserved, -g->size, g->proc);
 	p->live_segs[i] = p->live_segs[--p->nlive_segs];
 }
@@ -592,7 +596,7 @@ static void seg_end(struct fw_model *m, size_t i, uint64_t seq)
 /* segment_free ends the segment at addr; segment_unmap ends the mapped
    ranges inside [addr, addr + size), keeping the parts outside it. */
 static int seg_free(struct fw_model *m, int proc, const struct mt_fw_event *e, uint64_t seq,
-		    int unmap)
+		    uint64_t t, int unmap)
 {
 	struct priv *p = PRIV(m);
 	uint64_t lo = e->addr, hi = e->addr + e->size;
@@ -608,10 +612,12 @@ static int seg_free(struct fw_model *m, int proc, const struct mt_fw_event *e, u
 			continue;
 		}
 		found = 1;
-		seg_end(m, i, seq);
-		if (unmap && g.addr < lo && seg_new(m, proc, g.fdev, g.addr, lo - g.addr, seq, 1))
+		seg_end(m, i, seq, t);
+		if (unmap && g.addr < lo &&
+		    seg_new(m, proc, g.fdev, g.addr, lo - g.addr, g.stream, seq, t, 1))
 			return -1;
-		if (unmap && end > hi && seg_new(m, proc, g.fdev, hi, end - hi, seq, 1))
+		if (unmap && end > hi &&
+		    seg_new(m, proc, g.fdev, hi, end - hi, g.stream, seq, t, 1))
 			return -1;
 		if (!unmap)
 			break;
@@ -690,7 +696,8 @@ int fw_record(struct analysis *a, const struct srec *r)
 		break;
 	}
 	case MT_FW_SEGMENT_ALLOC: case MT_FW_SEGMENT_MAP:
-		if (seg_new(m, proc, pd, e->addr, e->size, seq, e->h.a == MT_FW_SEGMENT_MAP))
+		if (seg_new(m, proc, pd, e->addr, e->size, e->stream, seq, r->t,
+			    e->h.a == MT_FW_SEGMENT_MAP))
 			return -1;
 		if (e->h.a == MT_FW_SEGMENT_MAP)
 			m->devs[pd].maps++;
@@ -698,7 +705,7 @@ int fw_record(struct analysis *a, const struct srec *r)
 			m->devs[pd].segment_allocs++;
 		break;
 	case MT_FW_SEGMENT_FREE: case MT_FW_SEGMENT_UNMAP:
-		if (seg_free(m, proc, e, seq, e->h.a == MT_FW_SEGMENT_UNMAP))
+		if (seg_free(m, proc, e, seq, r->t, e->h.a == MT_FW_SEGMENT_UNMAP))
 			return -1;
 		break;
 	case MT_FW_OOM: {

@@ -106,8 +106,9 @@ struct fw_block {
 };
 
 struct fw_seg {
-	uint64_t addr, size;
+	uint64_t addr, size, stream;
 	uint64_t s_alloc, s_free;
+	uint64_t t_alloc, t_free;       /* run times; t_free FW_NEVER */
 	int proc, fdev;
 	int mapped;                 /* expandable segment pages */
 };

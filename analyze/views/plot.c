@@ -37,7 +37,7 @@ static const double MIB = 1048576.0;
 
 /* --- the address map: allocations with their lifetimes ------------------- */
 
-struct box { uint64_t t0, t1, lo, hi, seq; int dev, proc, live; uint32_t stack; };
+struct box { uint64_t t0, t1, lo, hi, seq; int dev, proc, live; uint32_t stack; uint64_t stream; };
 
 struct plot_map {
 	struct box *live;           /* open addressing by seq */
@@ -104,8 +104,12 @@ static int map_record(void *ctx, const struct srec *r, uint64_t seq, uint64_t al
 
 	(void)bytes;
 	if (r->rec.type == MT_REC_ALLOC || r->rec.type == MT_REC_ALLOC_EX) {
-		struct box b = { r->t, 0, e->addr, e->addr + e->bytes, seq, dev, r->proc, 0, e->stack_id };
+		struct box b = { r->t, 0, e->addr, e->addr + e->bytes, seq, dev, r->proc, 0,
+				 e->stack_id, 0 };
 		size_t j;
+
+		if (r->rec.type == MT_REC_ALLOC_EX && (e->h.a & MT_KIND_MASK) == MT_KIND_ASYNC)
+			b.stream = ((const struct mt_event_ex *)r->rec.p)->x1;
 
 		if (e->result || !on_map(e->h.a & MT_KIND_MASK) || dev < 0 || dev >= AN_MAX_DEV ||
 		    !e->bytes)
@@ -283,7 +287,8 @@ int plot_map_boxes(const struct analysis *a, const struct plot_map *m, int di, s
 		}
 		o[i] = (struct plot_box){ v[i].t0, v[i].live ? a->duration : v[i].t1,
 					  off + v[i].lo - base, off + v[i].hi - base, v[i].lo,
-					  v[i].hi - v[i].lo, v[i].proc, v[i].dev, v[i].stack, v[i].live };
+					  v[i].hi - v[i].lo, v[i].proc, v[i].dev, v[i].stack, v[i].live,
+					  v[i].stream };
 	}
 	free(v);
 	*out = o;

@@ -33,6 +33,7 @@ struct plot_box {
 	int proc, dev;              /* dev: the device index in that process */
 	uint32_t stack;
 	int live;
+	uint64_t stream;            /* stream-ordered: its stream, else 0 */
 };
 
 /* The boxes of gdev di (an index in r->a->devs), at most max (the
