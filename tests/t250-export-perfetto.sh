@@ -4,7 +4,10 @@
 # the reserved counters' maximum is the report's peak (samples/leak.c:
 # 112 MiB); the failures of samples/fragmentation.c (cudaMalloc(30 MiB)
 # twice, with 100 then 80 MiB reserved, 0 then 20 MiB free on the device)
-# and their OOM retries are instant events with their stacks.
+# and their OOM retries are instant events with their stacks. The
+# framework's OOM of tests/clients/dl-fwgen.c oom (a 6 MiB request, 20 MiB
+# reserved = 8 allocated + 12 cached in pieces of 3 MiB: fragmentation; the
+# 4 tensors of 2 MiB at train.py:45 hold 8 MiB) is an instant event too.
 . "$(dirname "$0")/lib.sh"
 cd "$T" || exit 1
 for s in leak fragmentation; do
@@ -69,4 +72,18 @@ expect_eq "$(pj frag.json '[e["args"]["stack"][1] for e in ev if e.get("cat") ==
 expect_eq "$(pj frag.json 'max(e["args"]["bytes"] for e in ev if e["name"] == "device 0 reserved" and e["pid"] == 0)')" \
 	$((100 * MiB)) "fragmentation: max of the reserved counter"
 expect_eq "$(pj frag.json 'len([e for e in ev if e.get("cat") == "oom_retry"])')" 2 "two OOM retries: after each failure"
+
+# the framework's OOM: its verdict, the allocator then, the top holders
+LD_LIBRARY_PATH=$SIM "$MEMTRACE" run --no-summary -o oom.bin -- "$CLIENTS/dl-fwgen" oom >oom.out 2>err ||
+	fail "dl-fwgen oom failed: $(cat err)"
+free=$(sed -n 's/^device_free=\([0-9]*\) .*/\1/p' oom.out)
+"$MEMTRACE" export --format perfetto -o oom.json oom.bin >out 2>err || fail "export failed: $(cat err)"
+python3 -c "$check" oom.json || fail "oom.json is not valid trace-event JSON"
+expect_eq "$(pj oom.json '[(e["ph"], e["name"], e["args"]["device"], e["args"]["requested_bytes"], e["args"]["device_free_bytes"], e["args"]["verdict"]) for e in ev if e.get("cat") == "framework_oom"]')" \
+	"[('i', 'framework OOM: fragmentation', 0, $((6 * MiB)), $free, 'fragmentation')]" "framework OOM: its event"
+expect_eq "$(pj oom.json '[[a[k] for k in ("reserved_bytes", "allocated_bytes", "cached_bytes", "largest_free_bytes")] + [a["top_holders"], a["stack"]] for a in (e["args"] for e in ev if e.get("cat") == "framework_oom")]')" \
+	"[[$((20 * MiB)), $((8 * MiB)), $((12 * MiB)), $((3 * MiB)), [{'site': 2, 'bytes': $((8 * MiB)), 'count': 4, 'frame': 'fill (/work/train.py:45)'}], ['linear (/usr/lib/python3/site-packages/torch/nn/functional.py:2100)', 'grow (/work/train.py:50)', 'main (/work/train.py:60)']]]" \
+	"framework OOM: the allocator then, the top holders, its stack"
+expect_eq "$(pj oom.json '[e["pid"] for e in ev if e.get("cat") == "framework_oom"] == [e["pid"] for e in ev if e["name"] == "process_name" and e["pid"]]')" \
+	True "framework OOM: in its process"
 exit 0

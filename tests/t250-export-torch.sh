@@ -9,7 +9,11 @@
 # torch double (py-steps.py 8, see t721): the framework's 6 segments (12,
 # 20 and 4 x 2 MiB), the 9 tensors live at exit (the 12 MiB weights and 8
 # x 1 MiB from the line marked L:leak) = 20 MiB, the 20 MiB segment's one
-# free block inactive.
+# free block inactive. tests/clients/dl-fwgen.c expand: an expandable
+# segment's mapped ranges as segment_map / segment_unmap entries (offsets
+# and sizes in MiB from the range's start, worked out in dl-fwgen.c), every
+# entry on the framework's stream 7 with its time; samples/stream-ordered.c:
+# its cudaMallocAsync blocks on their stream (the dump's stream=).
 . "$(dirname "$0")/lib.sh"
 cd "$T" || exit 1
 for s in leak fragmentation; do
@@ -71,4 +75,39 @@ expect_eq "$(pk s.pickle 'sum(b["size"] for s in d["segments"] for b in s["block
 	"$(python3 -c 'import json; f = json.load(open("s.json"))["framework"]; print(sum(l["bytes"] for l in f["leaks"]))')" \
 	"torch double: the live blocks are the report's tensors left at exit"
 expect_eq "$(pk s.pickle 'd["allocator_settings"]["memtrace_source"]')" framework "torch double: from the framework's records"
+
+# expandable segments: dl-fwgen expand
+LD_LIBRARY_PATH=$SIM "$MEMTRACE" run --no-summary -o e.bin -- "$CLIENTS/dl-fwgen" expand >out 2>err ||
+	fail "dl-fwgen expand failed: $(cat err)"
+"$MEMTRACE" export --format torch-snapshot -o e.pickle e.bin >out 2>err || fail "export failed: $(cat err)"
+expect_eq "$(python3 "$CHECK" e.pickle 2>&1)" \
+	"segments=1 blocks=2 active_blocks=1 active_bytes=$MiB entries=13 live_at_end=1" \
+	"expand: the checker's figures"
+expect_eq "$(pk e.pickle '(lambda t, a: [(e["action"], (e["addr"] - a) // 1048576, e["size"] // 1048576, e["stream"]) for e in t])(d["device_traces"][0], d["device_traces"][0][0]["addr"])')" \
+	"[('segment_map', 0, 4, 7), ('alloc', 0, 3, 7), ('segment_map', 4, 4, 7), ('alloc', 3, 4, 7), ('free_requested', 0, 3, 7), ('free_completed', 0, 3, 7), ('segment_unmap', 0, 2, 7), ('free_requested', 3, 4, 7), ('free_completed', 3, 4, 7), ('segment_unmap', 4, 4, 7), ('segment_unmap', 2, 2, 7), ('segment_map', 10, 2, 7), ('alloc', 10, 1, 7)]" \
+	"expand: maps and unmaps, on stream 7"
+expect_eq "$(pk e.pickle '(lambda t: all("time_us" in e for e in t) and all(x["time_us"] <= y["time_us"] for x, y in zip(t, t[1:])) and t[-1]["time_us"] > 0)(d["device_traces"][0])')" \
+	True "expand: every entry has its time, in order"
+expect_eq "$(pk e.pickle '[((s["address"] - d["device_traces"][0][0]["addr"]) // 1048576, s["total_size"] // 1048576, s["is_expandable"], s["stream"], [(b["state"], b["size"] // 1048576) for b in s["blocks"]]) for s in d["segments"]] + [d["allocator_settings"]["expandable_segments"]]')" \
+	"[(10, 2, True, 7, [('active_allocated', 1), ('inactive', 1)]), True]" "expand: the range mapped at exit"
+# the checker refuses an unmap of what is not mapped
+python3 -c '
+import pickle
+d = pickle.load(open("e.pickle", "rb"))
+d["device_traces"][0][10]["size"] *= 2
+pickle.dump(d, open("bad.pickle", "wb"))'
+python3 "$CHECK" bad.pickle >out 2>&1 && fail "the checker took an unmap of what was not mapped"
+expect_eq "$(sed 's/of [0-9]* /of A /' out)" \
+	"check-torch-snapshot: device 0 entry 10: segment_unmap of A ($((4 * MiB))) not all mapped" "the checker's message"
+
+# stream-ordered memory: the stream of its records
+[ -x "$SAMPLES/stream-ordered" ] || skip "no $SAMPLES/stream-ordered (make tests-build)"
+TRACE=so.bin traced "$SAMPLES/stream-ordered" >out 2>err || fail "stream-ordered failed: $(cat err)"
+"$MEMTRACE" export --format torch-snapshot -o so.pickle so.bin >out 2>err || fail "export failed: $(cat err)"
+python3 "$CHECK" so.pickle >out 2>&1 || fail "stream-ordered: $(cat out)"
+streams=$("$MEMTRACE" dump so.bin | sed -n 's/^alloc .*api=cudaMallocAsync .* stream=\(0x[0-9a-f]*\) .*/\1/p' | sort -u)
+expect_eq "$(echo "$streams" | wc -l)" 1 "stream-ordered: one stream in the dump"
+expect_eq "$(pk so.pickle 'sorted(set((e["action"], e["stream"]) for e in d["device_traces"][0]))')" \
+	"$(python3 -c "print(sorted((a, $streams) for a in ('alloc', 'free_completed', 'free_requested', 'segment_alloc', 'segment_free')))")" \
+	"stream-ordered: every entry on the allocation's stream"
 exit 0

@@ -5,7 +5,8 @@
  * from the model's timeline rows (and the framework's when the run has its
  * records); per device of the run, the same and the device used of each
  * memory sample, under pid 0; an instant event ("ph":"i") for each failed
- * allocation and each OOM retry with its stack; process and thread names
+ * allocation and each OOM retry with its stack, and for each of the
+ * framework's OOMs with its verdict and top holders; process and thread names
  * ("ph":"M"). Times are microseconds since the run's start, to the
  * nanosecond.
  */
@@ -203,6 +204,68 @@ static void oomsig(struct pw *w, const struct report *r, const struct an_oomsig 
 	fputs("}}", w->f);
 }
 
+/* "function (file:line)" of a framework frame or site; "?" when unknown */
+static void fw_frame_str(struct pw *w, const char *fn, size_t fnl, const char *file,
+			 size_t filel, uint32_t line)
+{
+	char b[1024];
+	int n;
+
+	if (!fn)
+		fn = "?", fnl = 1;
+	if (!file)
+		file = "?", filel = 1;
+	n = snprintf(b, sizeof(b), "%.*s (%.*s:%" PRIu32 ")", (int)(fnl < 400 ? fnl : 400), fn,
+		     (int)(filel < 400 ? filel : 400), file, line);
+
+	rep_json_str(w->f, b, n < 0 ? 0 : (size_t)n < sizeof(b) ? (size_t)n : sizeof(b) - 1);
+}
+
+/* The framework's OOM: its verdict, the request, the allocator's state and
+   the tensor sites that held the most then, each by its main frame. */
+static void fw_oom_event(struct pw *w, const struct report *r, const struct fw_oom *o)
+{
+	const struct analysis *a = r->a;
+	const struct fw_model *m = a->fw;
+	struct trace_fw_frame fr[64];
+	uint32_t nf = 0;
+
+	ev(w, "i", o->st.t, rep_pid(a, o->proc), 0);
+	fprintf(w->f, ", \"s\": \"p\", \"cat\": \"framework_oom\", "
+		"\"name\": \"framework OOM: %s\", \"args\": {\"device\": %d, ",
+		fw_verdict_name(o->verdict), o->dev);
+	fprintf(w->f, "\"requested_bytes\": %" PRIu64 ", \"device_free_bytes\": %" PRIu64
+		", \"verdict\": \"%s\", ", o->requested, o->device_free,
+		fw_verdict_name(o->verdict));
+	fprintf(w->f, "\"reserved_bytes\": %" PRIu64 ", \"allocated_bytes\": %" PRIu64
+		", \"cached_bytes\": %" PRIu64 ", \"largest_free_bytes\": %" PRIu64
+		", \"top_holders\": [", o->st.reserved, o->st.allocated, o->st.cached,
+		o->st.largest_free);
+	for (int k = 0; k < o->ntop; k++) {
+		const struct fw_site *s = &m->sites[o->top[k].site];
+
+		fprintf(w->f, "%s{\"site\": %" PRIu32 ", \"bytes\": %" PRIu64 ", \"count\": %"
+			PRIu64 ", \"frame\": ", k ? ", " : "", o->top[k].site + 1, o->top[k].bytes,
+			o->top[k].count);
+		if (s->function || s->file)
+			fw_frame_str(w, s->function, s->function ? strlen(s->function) : 0, s->file,
+				     s->file ? strlen(s->file) : 0, s->line);
+		else
+			fputs("null", w->f);
+		fputc('}', w->f);
+	}
+	fputs("], \"stack\": [", w->f);
+	if (o->stack)
+		nf = trace_fw_stack_frames(stream_proc(a->s, o->proc)->t, o->stack, fr, 64);
+	for (uint32_t i = 0; i < nf && i < 64; i++) {
+		if (i)
+			fputs(", ", w->f);
+		fw_frame_str(w, fr[i].function, fr[i].function_len, fr[i].file, fr[i].file_len,
+			     fr[i].line);
+	}
+	fputs("]}}", w->f);
+}
+
 int export_perfetto(const struct report *r, FILE *f, char *err, size_t errlen)
 {
 	const struct analysis *a = r->a;
@@ -230,6 +293,8 @@ int export_perfetto(const struct report *r, FILE *f, char *err, size_t errlen)
 		failure(&w, r, &a->failures[i]);
 	for (uint32_t i = 0; i < a->noomsigs; i++)
 		oomsig(&w, r, &a->oomsigs[i]);
+	for (uint32_t i = 0; a->fw && i < a->fw->nooms; i++)
+		fw_oom_event(&w, r, &a->fw->ooms[i]);
 	fputs("\n]}\n", f);
 	if (ferror(f)) {
 		snprintf(err, errlen, "cannot write the trace-event JSON");

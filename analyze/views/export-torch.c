@@ -262,9 +262,11 @@ struct tev {
 	size_t i;                       /* box or block/segment index */
 };
 
-enum { A_SEG_ALLOC, A_ALLOC, A_FREE_REQ, A_FREE_DONE, A_SEG_FREE, A_OOM };
+enum { A_SEG_ALLOC, A_ALLOC, A_FREE_REQ, A_FREE_DONE, A_SEG_FREE, A_OOM, A_SEG_MAP,
+       A_SEG_UNMAP };
 static const char *const actions[] = { "segment_alloc", "alloc", "free_requested",
-				       "free_completed", "segment_free", "oom" };
+				       "free_completed", "segment_free", "oom", "segment_map",
+				       "segment_unmap" };
 
 static int cmp_tev(const void *x, const void *y)
 {
@@ -308,14 +310,14 @@ static int max_dev(const struct report *r)
 	return m;
 }
 
-static void settings(FILE *f, const char *source)
+static void settings(FILE *f, const char *source, int expandable)
 {
 	pk_key(f, "allocator_settings");
 	pk_dict(f);
 	pk_key(f, "PYTORCH_CUDA_ALLOC_CONF");
 	pk_cstr(f, "");
 	pk_key(f, "expandable_segments");
-	pk_bool(f, 0);
+	pk_bool(f, expandable);
 	pk_key(f, "memtrace_source");
 	pk_cstr(f, source);
 	pk_end_dict(f);
@@ -387,7 +389,7 @@ static int cuda_snapshot(const struct report *r, const struct plot_map *m, FILE 
 
 		if (!b->live)
 			continue;
-		segment_head(f, b->dev, b->addr, b->bytes, b->bytes, 0, 0);
+		segment_head(f, b->dev, b->addr, b->bytes, b->bytes, b->stream, 0);
 		pk_key(f, "blocks");
 		pk_list(f);
 		block_head(f, b->addr, b->bytes, "active_allocated");
@@ -412,7 +414,7 @@ static int cuda_snapshot(const struct report *r, const struct plot_map *m, FILE 
 				oom_entry(f, r, e->i);
 				continue;
 			}
-			entry_head(f, actions[e->what], b->addr, b->bytes, 0, e->key, 1);
+			entry_head(f, actions[e->what], b->addr, b->bytes, b->stream, e->key, 1);
 			pk_key(f, "frames");
 			native_frames(f, sym_stack(r->sy, a->s, b->proc, b->stack));
 			pk_end_dict(f);
@@ -420,7 +422,7 @@ static int cuda_snapshot(const struct report *r, const struct plot_map *m, FILE 
 		pk_end_list(f);
 	}
 	pk_end_list(f);
-	settings(f, "cuda");
+	settings(f, "cuda", 0);
 	pk_end_dict(f);
 	fputc('.', f);
 	free(t.v);
@@ -473,7 +475,7 @@ static void fw_segment(FILE *f, const struct report *r, const struct fw_seg *s, 
 	for (size_t j = first; j < nlb && fw->blocks[lb[j]].fdev == s->fdev &&
 	     fw->blocks[lb[j]].addr < end; j++)
 		alloc += fw->blocks[lb[j]].size;
-	segment_head(f, fw->devs[s->fdev].dev, s->addr, s->size, alloc, 0, s->mapped);
+	segment_head(f, fw->devs[s->fdev].dev, s->addr, s->size, alloc, s->stream, s->mapped);
 	pk_key(f, "blocks");
 	pk_list(f);
 	for (; *k < nlb && fw->blocks[lb[*k]].fdev == s->fdev && fw->blocks[lb[*k]].addr < end;
@@ -505,28 +507,80 @@ static void fw_segment(FILE *f, const struct report *r, const struct fw_seg *s, 
 	pk_end_dict(f);
 }
 
-/* With framework records: the framework's segments and blocks. */
+static int cmp_u64(const void *x, const void *y)
+{
+	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+
+	return a < b ? -1 : a > b;
+}
+
+/* The part of mapped range g that its segment_unmap took: g less the
+   ranges the model made of it at the same event, the parts left mapped on
+   either side (framework.c's seg_free). The model appends segments in
+   event order, so those made at one event are together. */
+static void unmapped(const struct fw_model *fw, const struct fw_seg *g, uint64_t *addr,
+		     uint64_t *size)
+{
+	uint64_t lo = g->addr, hi = g->addr + g->size;
+	size_t a = 0, b = fw->nsegs;
+
+	while (a < b) {
+		size_t mid = a + (b - a) / 2;
+
+		if (fw->segs[mid].s_alloc < g->s_free)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	for (; a < fw->nsegs && fw->segs[a].s_alloc == g->s_free; a++) {
+		const struct fw_seg *p = &fw->segs[a];
+
+		if (p->fdev != g->fdev || p->proc != g->proc || !p->mapped)
+			continue;
+		if (p->addr == g->addr)
+			lo = p->addr + p->size;
+		else if (p->addr + p->size == g->addr + g->size)
+			hi = p->addr;
+	}
+	*addr = lo;
+	*size = hi > lo ? hi - lo : 0;
+}
+
+/* With framework records: the framework's segments and blocks. A segment
+   is segment_alloc .. segment_free; a mapped range of an expandable
+   segment is segment_map .. segment_unmap, a range the model cut out of
+   one that an unmap shortened being no new map. */
 static int fw_snapshot(const struct report *r, FILE *f, char *err, size_t errlen)
 {
 	const struct fw_model *fw = r->a->fw;
 	size_t *ls = calloc(fw->nsegs + 1, sizeof(*ls)), *lb = calloc(fw->nblocks + 1, sizeof(*lb));
-	size_t nls = 0, nlb = 0, k = 0;
+	uint64_t *ends = calloc(fw->nsegs + 1, sizeof(*ends));
+	size_t nls = 0, nlb = 0, k = 0, nends = 0;
 	struct tevs t = { 0 };
-	int ndev = max_dev(r) + 1;
+	int ndev = max_dev(r) + 1, expandable = 0;
 
 	for (int i = 0; i < fw->ndevs; i++)
 		if (fw->devs[i].dev + 1 > ndev)
 			ndev = fw->devs[i].dev + 1;
-	if (!ls || !lb)
+	if (!ls || !lb || !ends)
 		goto oom;
+	for (uint64_t i = 0; i < fw->nsegs; i++)
+		if (fw->segs[i].s_free != FW_NEVER)
+			ends[nends++] = fw->segs[i].s_free;
+	qsort(ends, nends, sizeof(*ends), cmp_u64);
 	for (uint64_t i = 0; i < fw->nsegs; i++) {
 		const struct fw_seg *s = &fw->segs[i];
+		int d = fw->devs[s->fdev].dev;
 
 		if (s->s_free == FW_NEVER)
 			ls[nls++] = i;
-		if (tev_add(&t, s->s_alloc, fw->devs[s->fdev].dev, A_SEG_ALLOC, i) ||
-		    (s->s_free != FW_NEVER &&
-		     tev_add(&t, s->s_free, fw->devs[s->fdev].dev, A_SEG_FREE, i)))
+		expandable |= s->mapped;
+		if (s->mapped && bsearch(&s->s_alloc, ends, nends, sizeof(*ends), cmp_u64))
+			;       /* what an unmap left of a mapped range */
+		else if (tev_add(&t, s->s_alloc, d, s->mapped ? A_SEG_MAP : A_SEG_ALLOC, i))
+			goto oom;
+		if (s->s_free != FW_NEVER &&
+		    tev_add(&t, s->s_free, d, s->mapped ? A_SEG_UNMAP : A_SEG_FREE, i))
 			goto oom;
 	}
 	for (uint64_t i = 0; i < fw->nblocks; i++) {
@@ -572,10 +626,16 @@ static int fw_snapshot(const struct report *r, FILE *f, char *err, size_t errlen
 				pk_u64(f, o->device_free);
 				pk_key(f, "frames");
 				fw_frames(f, r, o->proc, o->stack);
-			} else if (e->what == A_SEG_ALLOC || e->what == A_SEG_FREE) {
+			} else if (e->what == A_SEG_ALLOC || e->what == A_SEG_FREE ||
+				   e->what == A_SEG_MAP || e->what == A_SEG_UNMAP) {
 				const struct fw_seg *s = &fw->segs[e->i];
+				uint64_t sa = s->addr, sz = s->size;
+				int born = e->what == A_SEG_ALLOC || e->what == A_SEG_MAP;
 
-				entry_head(f, actions[e->what], s->addr, s->size, 0, 0, 0);
+				if (e->what == A_SEG_UNMAP)
+					unmapped(fw, s, &sa, &sz);
+				entry_head(f, actions[e->what], sa, sz, s->stream,
+					   born ? s->t_alloc : s->t_free, 1);
 				pk_key(f, "frames");
 				pk_list(f);
 				pk_end_list(f);
@@ -593,17 +653,19 @@ static int fw_snapshot(const struct report *r, FILE *f, char *err, size_t errlen
 		pk_end_list(f);
 	}
 	pk_end_list(f);
-	settings(f, "framework");
+	settings(f, "framework", expandable);
 	pk_end_dict(f);
 	fputc('.', f);
 	free(t.v);
 	free(ls);
 	free(lb);
+	free(ends);
 	return 0;
 oom:
 	free(t.v);
 	free(ls);
 	free(lb);
+	free(ends);
 	snprintf(err, errlen, "out of memory");
 	return -1;
 }

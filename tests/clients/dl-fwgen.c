@@ -4,7 +4,7 @@
  * include/memtrace/framework.h (looked up with dlsym, as the Python hook
  * does), over real segments of the simulated runtime (cudaMalloc of
  * libcudart.so.13 from LD_LIBRARY_PATH), so the CUDA level sees them too.
- * Used by tests/t72x-*.sh. Usage: dl-fwgen split|leak|oom
+ * Used by tests/t72x-*.sh and t250. Usage: dl-fwgen split|leak|oom|expand
  *
  *   split  segments A, B of 20 MiB; tensors 8 (train.py:21) + 8 (:21) +
  *          4 MiB (:22) in A, 6 MiB (:23) in B; the middle 8 MiB freed
@@ -21,6 +21,13 @@
  *          blocks freed: 12 MiB cached in 4 pieces of 3 MiB, 8 MiB
  *          allocated at train.py:45; then an OOM of a 6 MiB request with x
  *          = the device's free bytes: fragmentation.
+ *   expand an expandable segment over a 20 MiB cudaMalloc at a (the
+ *          address range it reserves), every event on stream 7: map
+ *          [a, +4 MiB), 3 MiB tensor at a (train.py:70), map [a+4, +4),
+ *          4 MiB tensor at a+3 (:71), the 3 MiB freed, unmap [a, +2)
+ *          (leaves [a+2, a+4) mapped), the 4 MiB freed, unmap [a+2, +6)
+ *          (ends both mapped ranges), map [a+10, +2), 1 MiB tensor at a+10
+ *          (:72) left live: at exit 2 MiB mapped, 1 MiB allocated.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -102,7 +109,7 @@ int main(int argc, char **argv)
 	const char *info = "framework=pytorch\nversion=2.11.0 (test)\n";
 
 	if (argc != 2 || !rt) {
-		fprintf(stderr, "usage: dl-fwgen split|leak|oom (libcudart.so.13 on LD_LIBRARY_PATH)\n");
+		fprintf(stderr, "usage: dl-fwgen split|leak|oom|expand (libcudart.so.13 on LD_LIBRARY_PATH)\n");
 		return 2;
 	}
 	fw_events = (int (*)(const struct mt_fw_input *, size_t))dlsym(RTLD_DEFAULT, "memtrace_fw_events");
@@ -158,6 +165,28 @@ int main(int argc, char **argv)
 		rt_getinfo(&fr, &tot);
 		ev(MT_FW_OOM, 0, 6 * MiB, fr, s50);
 		printf("device_free=%zu total=%zu\n", fr, tot);
+	} else if (!strcmp(argv[1], "expand")) {
+		uint32_t s70 = stack(70, "grow"), s71 = stack(71, "grow"), s72 = stack(72, "grow");
+		void *p = NULL;
+		uint64_t a;
+
+		if (rt_malloc(&p, 20 * MiB) != 0) {
+			fprintf(stderr, "dl-fwgen: cudaMalloc of the range failed\n");
+			return 1;
+		}
+		a = (uint64_t)(uintptr_t)p;
+		ev(MT_FW_SEGMENT_MAP, a, 4 * MiB, 0, 0);
+		ev(MT_FW_ALLOC, a, 3 * MiB, 0, s70);
+		ev(MT_FW_SEGMENT_MAP, a + 4 * MiB, 4 * MiB, 0, 0);
+		ev(MT_FW_ALLOC, a + 3 * MiB, 4 * MiB, 0, s71);
+		ev(MT_FW_FREE_REQUESTED, a, 3 * MiB, 0, s70);
+		ev(MT_FW_FREE_COMPLETED, a, 3 * MiB, 0, s70);
+		ev(MT_FW_SEGMENT_UNMAP, a, 2 * MiB, 0, 0);
+		ev(MT_FW_FREE_REQUESTED, a + 3 * MiB, 4 * MiB, 0, s71);
+		ev(MT_FW_FREE_COMPLETED, a + 3 * MiB, 4 * MiB, 0, s71);
+		ev(MT_FW_SEGMENT_UNMAP, a + 2 * MiB, 6 * MiB, 0, 0);
+		ev(MT_FW_SEGMENT_MAP, a + 10 * MiB, 2 * MiB, 0, 0);
+		ev(MT_FW_ALLOC, a + 10 * MiB, 1 * MiB, 0, s72);
 	} else {
 		fprintf(stderr, "dl-fwgen: unknown scenario '%s'\n", argv[1]);
 		return 2;

@@ -5,7 +5,10 @@
 # _write_blocks(), _block_extra(), _frames_fmt()) and checks the layout of
 # the TypedDicts of torch/cuda/memory.py (_Segment, _Block, _Frame,
 # _TraceEntry, _Snapshot); with torch installed, also runs _memory_viz's own
-# segsum, trace and memory on it. Prints one line of figures:
+# segsum, trace and memory on it. An expandable segment's pages come and go
+# with segment_map / segment_unmap entries (MemoryViz.js's reading): the
+# replay keeps mapped ranges and refuses an unmap of what is not mapped.
+# Prints one line of figures:
 #   segments=N blocks=N active_blocks=N active_bytes=N entries=N live_at_end=N
 # Exit status 1 and a message on the first problem.
 import pickle
@@ -109,7 +112,7 @@ def main():
     nentries = 0
     live_end = 0
     for d, entries in enumerate(traces):
-        allocs, segments = {}, {}
+        allocs, segments, mapped = {}, {}, []
         for i, e in enumerate(entries):
             w = f"device {d} entry {i}"
             act = need(e, "action", str, w)
@@ -126,8 +129,22 @@ def main():
             elif act == "segment_free":
                 if segments.pop(addr, None) != size:
                     fail(f"{w}: segment_free of {addr} ({size}) with no such segment")
+            elif act == "segment_map":
+                if any(s < addr + size and addr < s + n for s, n in mapped):
+                    fail(f"{w}: segment_map of {addr} ({size}) over a mapped range")
+                mapped.append((addr, size))
+            elif act == "segment_unmap":
+                inside = [(s, n) for s, n in mapped if s < addr + size and addr < s + n]
+                if sum(min(s + n, addr + size) - max(s, addr) for s, n in inside) != size:
+                    fail(f"{w}: segment_unmap of {addr} ({size}) not all mapped")
+                mapped = [r for r in mapped if r not in inside]
+                for s, n in inside:
+                    if s < addr:
+                        mapped.append((s, addr - s))
+                    if s + n > addr + size:
+                        mapped.append((addr + size, s + n - addr - size))
             elif act == "alloc":
-                if not any(s <= addr < s + n for s, n in segments.items()):
+                if not any(s <= addr < s + n for s, n in list(segments.items()) + mapped):
                     fail(f"{w}: alloc at {addr} outside every live segment")
                 allocs[addr] = [size, False]
             elif act == "free_requested":
