@@ -8,7 +8,8 @@
  *             { "report": the JSON report (report_json, docs/report-json.md),
  *               "devices": per device of the run, in the report's order: its
  *                 title, timeline rows, samples, what it held at its peak by
- *                 site (all of them, not the top 10) and its address map,
+ *                 site (all of them, not the top 10), each process's own
+ *                 timeline rows on it and its address map,
  *               "sites": every site of the run, with its frames,
  *               "framework": the framework's timelines (absent: none) }
  *   <script>  uPlot.iife.min.js, view.js (they only draw: no figure of the
@@ -158,6 +159,42 @@ static int addrmap(FILE *f, const struct report *r, const struct plot_map *m, in
 	return 0;
 }
 
+/* rows t[], reserved[], allocated[] of a timeline, as "t":[..],... */
+static void rows(FILE *f, const struct an_tl_row *tl, uint32_t n)
+{
+	fputs("\"t\":[", f);
+	for (uint32_t i = 0; i < n; i++)
+		fprintf(f, "%s%" PRIu64, i ? "," : "", tl[i].t);
+	fputs("],\"reserved\":[", f);
+	for (uint32_t i = 0; i < n; i++)
+		fprintf(f, "%s%" PRIu64, i ? "," : "", tl[i].reserved);
+	fputs("],\"allocated\":[", f);
+	for (uint32_t i = 0; i < n; i++)
+		fprintf(f, "%s%" PRIu64, i ? "," : "", tl[i].allocated);
+	fputc(']', f);
+}
+
+/* Each process's own rows on the device of the run di (its pdev), in the
+   model's order of processes: what the page stacks or shows alone. Its
+   last row is its end; after_end is what it still holds from then on (0
+   when its memory went back to the device when it ended). */
+static void procs(FILE *f, const struct analysis *a, int di)
+{
+	int n = 0;
+
+	for (int i = 0; i < a->ndevs; i++) {
+		const struct an_dev *p = &a->devs[i];
+
+		if (p->proc < 0 || p->gdev != di || !p->ntl)
+			continue;
+		fprintf(f, "%s\n{\"pid\":%" PRIu32 ",\"proc\":%d,\"timeline\":{", n++ ? "," : "",
+			rep_pid(a, p->proc), p->proc);
+		rows(f, p->tl, p->ntl);
+		/* from its last row on: 0 when its memory went back at its end */
+		fprintf(f, "},\"after_end\":%" PRIu64 "}", p->live_at_end);
+	}
+}
+
 static int device(FILE *f, const struct report *r, const struct plot_map *m, int di)
 {
 	const struct an_dev *d = &r->a->devs[di];
@@ -186,6 +223,8 @@ static int device(FILE *f, const struct report *r, const struct plot_map *m, int
 	for (int i = 0; i < l->total; i++)
 		fprintf(f, "%s{\"site\":%" PRIu32 ",\"bytes\":%" PRIu64 ",\"count\":%" PRIu64 "}",
 			i ? "," : "", l->v[i].site->id, l->v[i].bytes, l->v[i].count);
+	fputs("],\n\"processes\":[", f);
+	procs(f, r->a, di);
 	fputs("],\n\"address_map\":", f);
 	if (addrmap(f, r, m, di))
 		return -1;
