@@ -5,7 +5,9 @@
 # its hidden #memtrace-check) are the report's: the peak of every device
 # (as labelled, and the highest row of the timeline drawn), the number of
 # top sites per device, of leak candidates, failures and processes, and the
-# number of sites equals the database's. No script error. Screenshots of
+# number of sites equals the database's; each process's own rows add up
+# to its device's, and active memory peaks at each multiprocess worker's
+# figure. No script error. Screenshots of
 # each page go to build/view-screenshots/ for a person to look at.
 . "$(dirname "$0")/lib.sh"
 [ -x "$SAMPLES/multiprocess" ] || skip "no $SAMPLES (make tests-build)"
@@ -72,6 +74,19 @@ grep -qx 'device 0 peak_shown 104857600' "$T/fragmentation.check" || fail "fragm
 grep -qx 'failures 2' "$T/fragmentation.check" || fail "fragmentation failures: $(cat "$T/fragmentation.check")"
 grep -qx 'leaks 1' "$T/leak.check" || fail "leak candidates: $(cat "$T/leak.check")"
 grep -qx 'devices 2' "$T/multiprocess.check" || fail "multiprocess devices: $(cat "$T/multiprocess.check")"
+# one worker per device, 4 cudaMalloc each: rank 0 holds 32 + 16 MiB at
+# most, rank 1 64 + 16; the leak and fragmentation page has both
+# processes on device 0
+for want in 'device 0 processes 1' 'device 1 processes 1' 'active 0 bands 4 max 50331648' \
+	'active 1 bands 4 max 83886080'; do
+	grep -qx "$want" "$T/multiprocess.check" || fail "multiprocess: no '$want' in $(cat "$T/multiprocess.check")"
+done
+grep -qx 'device 0 processes 2' "$T/view.check" || fail "view processes: $(cat "$T/view.check")"
+for name in leak fragmentation activations activations-checkpoint stream-ordered pinned-expandable multiprocess view; do
+	grep -qE '^device [0-9]+ stack_rows [0-9]+ mismatches 0$' "$T/$name.check" &&
+		! grep -qE '^device [0-9]+ stack_rows [0-9]+ mismatches [1-9]' "$T/$name.check" ||
+		fail "$name: processes' rows do not add up: $(grep stack_rows "$T/$name.check")"
+done
 
 # the controls, worked by the page itself (view.html#selftest): wheel zoom
 # and pan, double-click back to the whole run, a click on the timeline

@@ -11,7 +11,10 @@
  * boxes, about 80 lines): the flame-graph libraries of npm either need d3
  * (d3-flame-graph: d3 is ~270 KB more) or are applications (speedscope),
  * and a DOM icicle keeps every label as text, selectable and accessible.
- * The address map is a canvas: up to 20,000 boxes.
+ * The address map is a canvas: up to 20,000 boxes; the arrow keys step
+ * through them. Active memory (PyTorch's memory_viz view) stacks the same
+ * boxes over time on a canvas. A device used by several processes gets a
+ * menu: their sum, their own rows stacked, or one of them.
  *
  * Strings from a trace are only ever set with textContent, never as HTML.
  * #memtrace-check (hidden) receives the figures shown and any script error,
@@ -255,21 +258,88 @@ function lowerBound(a, v) {
 
 var flameAt = null;     /* set by the flame graph: show live memory at a time */
 
+/* A process's reserved bytes at time t from its own rows: 0 before its
+   first row, after_end from its last row (its end) on. */
+function procAt(p, t) {
+	var rt = p.timeline.t, k = lowerBound(rt, t + 0.5) - 1;
+	if (k < 0) return 0;
+	return k === rt.length - 1 ? p.after_end : p.timeline.reserved[k];
+}
+
+/* The processes of a device stacked: at every row time of any of them and
+   of the device, the running sums of their reserved bytes, first process
+   at the bottom. cols[k] = processes 0..k. */
+function stackRows(tl, procs) {
+	var seen = {}, x = [];
+	[tl.t].concat(procs.map(function (p) { return p.timeline.t; })).forEach(function (a) {
+		a.forEach(function (v) { if (!seen[v]) { seen[v] = 1; x.push(v); } });
+	});
+	x.sort(function (a, b) { return a - b; });
+	var cols = procs.map(function () { return []; });
+	x.forEach(function (v) {
+		var sum = 0;
+		procs.forEach(function (p, k) { sum += procAt(p, v); cols[k].push(sum); });
+	});
+	return { t: x, cols: cols };
+}
+
+/* The timeline of a device; with opts.procs (2 or more processes on it) a
+   control shows the device's sum, the processes stacked, or one process. */
 function timeline(parent, title, tl, samples, marks, opts) {
+	var width = Math.max(400, Math.min(parent.clientWidth || 900, 1400) - 10);
+	parent.appendChild(el('h3', null, title));
+	var procs = opts.procs || [], holder = { u: null, mode: 'sum' };
+	var box = el('div');
+	if (procs.length > 1) {
+		var ctl = el('div', { class: 'controls' }), lab = el('label', null, 'Processes: ');
+		var sel = el('select', { 'aria-label': 'processes on ' + title });
+		sel.appendChild(el('option', { value: 'sum' }, 'the device (their sum)'));
+		sel.appendChild(el('option', { value: 'stack' }, 'stacked, one area per process'));
+		procs.forEach(function (p, k) { sel.appendChild(el('option', { value: String(k) }, 'only ' + p.label)); });
+		lab.appendChild(sel);
+		ctl.appendChild(lab);
+		parent.appendChild(ctl);
+		sel.addEventListener('change', function () {
+			var lo = holder.u ? holder.u.scales.x.min : null, hi = holder.u ? holder.u.scales.x.max : null;
+			if (holder.u) holder.u.destroy();
+			box.textContent = '';
+			holder.mode = sel.value;
+			holder.u = sel.value === 'sum' ? chart(box, width, tl, samples, marks, opts) :
+				sel.value === 'stack' ? chart(box, width, null, null, marks, Object.assign({ stack: procs, tl: tl }, opts)) :
+				chart(box, width, procs[+sel.value].timeline, null, marks, opts);
+			if (holder.u && lo !== null) holder.u.view(lo, hi);
+			if (opts.onChange) opts.onChange(holder.u);
+		});
+		holder.select = sel;
+	}
+	parent.appendChild(box);
+	holder.u = chart(box, width, tl, samples, marks, opts);
+	return holder;
+}
+
+function chart(box, width, tl, samples, marks, opts) {
+	var stack = opts.stack ? stackRows(opts.tl, opts.stack) : null;
+	if (stack) tl = { t: stack.t, reserved: stack.cols[stack.cols.length - 1], allocated: stack.cols[0] };
 	var t = tl.t, res = tl.reserved, alloc = tl.allocated;
 	var cached = res.map(function (r, i) { return r - alloc[i]; });
-	var width = Math.max(400, Math.min(parent.clientWidth || 900, 1400) - 10);
 	var end = opts.duration / 1e9;
-	var h = el('h3', null, title);
-	parent.appendChild(h);
-	var box = el('div');
-	parent.appendChild(box);
 	if (!t.length) {
 		box.appendChild(el('p', { class: 'hint' }, 'nothing allocated on this device'));
 		return null;
 	}
 	var hasSamples = !!(samples && samples.t.length);
 	function dataFor(lo, hi) {
+		if (stack) {
+			/* top area first: each area is filled down to 0 and the next
+			   one, lower, is drawn over it */
+			var a0 = Math.max(0, lowerBound(t, lo * 1e9) - 1), b0 = Math.min(t.length, lowerBound(t, hi * 1e9) + 1);
+			var sd = thin(t, stack.cols.slice().reverse(), a0, b0, width);
+			if (b0 === t.length && end > sd[0][sd[0].length - 1]) {
+				sd[0].push(end);
+				for (var q = 1; q < sd.length; q++) sd[q].push(sd[q][sd[q].length - 1]);
+			}
+			return sd;
+		}
 		var a = Math.max(0, lowerBound(t, lo * 1e9) - 1), b = Math.min(t.length, lowerBound(t, hi * 1e9) + 1);
 		var d = thin(t, [res, alloc, cached], a, b, width);
 		/* the last row holds to the end of the run */
@@ -310,6 +380,20 @@ function timeline(parent, title, tl, samples, marks, opts) {
 		{ label: opts.names[2], stroke: C.cached, width: 1, dash: [4, 3], paths: stepped, value: bytesVal, points: { show: false } },
 		{ label: 'device used (sample)', stroke: C.used, width: 0, paths: function () { return null; },
 			points: { show: true, size: 6, fill: C.used }, value: bytesVal }].slice(0, hasSamples ? 5 : 4);
+	if (stack) {
+		var nst = opts.stack.length;
+		series = [series[0]];
+		for (var k = nst - 1; k >= 0; k--)
+			(function (k) {
+				var c = PALETTE[k % PALETTE.length][0];
+				series.push({ label: opts.stack[k].label, stroke: c, fill: c, width: 1, paths: stepped, points: { show: false },
+					/* the process's own bytes: its sum less the one below */
+					value: function (u, v, si, idx) {
+						if (v === null || v === undefined || idx === null) return '-';
+						return fmtBytes(v - (si < nst ? u.data[si + 1][idx] : 0));
+					} });
+			})(k);
+	}
 	var u;
 	function draw(u) {
 		var ctx = u.ctx;
@@ -371,10 +455,11 @@ function timeline(parent, title, tl, samples, marks, opts) {
 	u.over.addEventListener('click', function (e) {
 		if (flameAt && opts.dev !== undefined) flameAt(opts.dev, u.posToVal(e.offsetX, 'x') * 1e9);
 	});
+	u.view = view;
 	return u;
 }
 
-var timelineMax = [], plots = [];
+var timelineMax = [], plots = [], tlControls = [];
 function timelines() {
 	var parent = $('tl');
 	D.devices.forEach(function (dd, i) {
@@ -388,8 +473,25 @@ function timelines() {
 		});
 		var title = dd.title + ': peak ' + fmtBytes(dv.peak_reserved_bytes) + ' reserved at ' +
 			fmtNs(dv.peak_reserved_time_ns) + ', ' + fmtBytes(dv.peak_allocated_bytes) + ' allocated';
-		plots.push(timeline(parent, title, dd.timeline, dd.samples, marks,
-			{ duration: R.duration_ns, names: ['reserved', 'allocated', 'cached'], dev: i }));
+		var procs = (dd.processes || []).map(function (p) {
+			var rp = R.processes.filter(function (q) { return q.pid === p.pid; })[0];
+			return { label: 'pid ' + p.pid + (rp && rp.rank >= 0 ? ' (rank ' + rp.rank + ')' : ''),
+				timeline: p.timeline, after_end: p.after_end };
+		});
+		var hold = timeline(parent, title, dd.timeline, dd.samples, marks,
+			{ duration: R.duration_ns, names: ['reserved', 'allocated', 'cached'], dev: i, procs: procs,
+				onChange: function (u) { plots[i] = u; } });
+		plots.push(hold.u);
+		tlControls.push(hold.select || null);
+		/* the stacked areas add up to the device's own rows */
+		var bad = 0;
+		dd.timeline.t.forEach(function (t, r) {
+			var sum = 0;
+			procs.forEach(function (p) { sum += procAt(p, t); });
+			if (sum !== dd.timeline.reserved[r]) bad++;
+		});
+		checks.push('device ' + i + ' processes ' + procs.length);
+		checks.push('device ' + i + ' stack_rows ' + dd.timeline.t.length + ' mismatches ' + bad);
 		var mx = 0;
 		dd.timeline.reserved.forEach(function (v) { if (v > mx) mx = v; });
 		timelineMax.push(mx);
@@ -666,6 +768,16 @@ function shm() {
 
 /* --- address maps ------------------------------------------------------- */
 
+/* pid -> when the memory it left live went back to the device: the end of
+   its own timeline on the device, when that ends at 0 (after_end) */
+function goneOf(dd) {
+	var gone = {};
+	(dd.processes || []).forEach(function (p) {
+		if (!p.after_end && p.timeline.t.length) gone[p.pid] = p.timeline.t[p.timeline.t.length - 1];
+	});
+	return gone;
+}
+
 function maps() {
 	var parent = $('maps'), tip = $('tip');
 	D.devices.forEach(function (dd, i) {
@@ -703,7 +815,10 @@ function maps() {
 			style: 'width:' + W + 'px;height:' + H + 'px', role: 'img',
 			'aria-label': 'address map of ' + dd.title + ': ' + m.shown + ' allocations' });
 		parent.appendChild(cv);
-		var ymax = 0, tmax = R.duration_ns || 1;
+		var ymax = 0, tmax = R.duration_ns || 1, gone = goneOf(dd);
+		/* what a process left live is drawn until its end when it went
+		   back to the device then (as the timeline drops it there) */
+		function endOf(b) { return b[7] && gone[b[5]] !== undefined ? gone[b[5]] : b[1]; }
 		m.boxes.forEach(function (b) { if (b[3] > ymax) ymax = b[3]; });
 		var ctx = cv.getContext('2d');
 		ctx.scale(devicePixelRatio, devicePixelRatio);
@@ -712,7 +827,7 @@ function maps() {
 		ctx.fillStyle = '#fff';
 		ctx.fillRect(0, 0, W, H);
 		m.boxes.forEach(function (b) {
-			var x0 = X(b[0]), x1 = X(b[1]), y0 = Y(b[3]), y1 = Y(b[2]);
+			var x0 = X(b[0]), x1 = X(endOf(b)), y0 = Y(b[3]), y1 = Y(b[2]);
 			ctx.fillStyle = colour[b[6]] || C.other;
 			ctx.fillRect(x0, y0, Math.max(1, x1 - x0), Math.max(1, y1 - y0));
 			if (x1 - x0 > 4 && y1 - y0 > 4) { ctx.strokeStyle = '#fff'; ctx.lineWidth = 0.5; ctx.strokeRect(x0, y0, x1 - x0, y1 - y0); }
@@ -728,14 +843,15 @@ function maps() {
 			var r = cv.getBoundingClientRect(), x = e.clientX - r.left, y = e.clientY - r.top;
 			for (var q = m.boxes.length - 1; q >= 0; q--) {
 				var b = m.boxes[q];
-				if (x >= X(b[0]) - 1 && x <= X(b[1]) + 1 && y >= Y(b[3]) - 1 && y <= Y(b[2]) + 1) return b;
+				if (x >= X(b[0]) - 1 && x <= X(endOf(b)) + 1 && y >= Y(b[3]) - 1 && y <= Y(b[2]) + 1) return b;
 			}
 			return null;
 		}
 		function describe(b) {
 			var s = siteById[b[6]];
 			return fmtBytes(b[4]) + ' at ' + b[8] + ' (pid ' + b[5] + ')\nallocated at ' + fmtNs(b[0]) + ', ' +
-				(b[7] ? 'still live at the end' : 'freed at ' + fmtNs(b[1])) + '\n' + (s ? where(s.frames) + ' (site ' + b[6] + ')' : 'no site of its own (a mapping)');
+				(b[7] ? (gone[b[5]] !== undefined ? 'never freed; went back to the device when its process ended at ' + fmtNs(gone[b[5]]) :
+					'still live at the end') : 'freed at ' + fmtNs(b[1])) + '\n' + (s ? where(s.frames) + ' (site ' + b[6] + ')' : 'no site of its own (a mapping)');
 		}
 		cv.addEventListener('mousemove', function (e) {
 			var b = at(e);
@@ -746,14 +862,182 @@ function maps() {
 			tip.hidden = false;
 		});
 		cv.addEventListener('mouseleave', function () { tip.hidden = true; });
-		cv.addEventListener('click', function (e) {
-			var b = at(e);
-			if (!b) return;
+		function open(b) {
 			var s = siteById[b[6]];
 			siteDetails('Allocation of ' + fmtBytes(b[4]), b[6], s ? s.frames : [], 0, [{ text: describe(b) }]);
+		}
+		cv.addEventListener('click', function (e) {
+			var b = at(e);
+			if (b) open(b);
+		});
+		/* without a mouse: Tab to the map, the arrow keys step through the
+		   boxes in allocation order (then by address), Home and End go to
+		   the first and last; the details panel follows the selected box */
+		var base = document.createElement('canvas');
+		base.width = cv.width;
+		base.height = cv.height;
+		base.getContext('2d').drawImage(cv, 0, 0);
+		var order = m.boxes.slice().sort(function (a, b) { return a[0] - b[0] || a[2] - b[2]; }), cur = -1;
+		cv.setAttribute('tabindex', '0');
+		cv.setAttribute('aria-keyshortcuts', 'ArrowLeft ArrowRight ArrowUp ArrowDown Home End');
+		cv.addEventListener('keydown', function (e) {
+			var n = order.length, k = cur;
+			if (e.key === 'ArrowRight' || e.key === 'ArrowDown') k = Math.min(n - 1, cur + 1);
+			else if (e.key === 'ArrowLeft' || e.key === 'ArrowUp') k = Math.max(0, cur - 1);
+			else if (e.key === 'Home') k = 0;
+			else if (e.key === 'End') k = n - 1;
+			else if (e.key === 'Enter' && cur >= 0) k = cur;
+			else return;
+			e.preventDefault();
+			cur = k;
+			var b = order[k];
+			ctx.save();
+			ctx.setTransform(1, 0, 0, 1, 0, 0);
+			ctx.drawImage(base, 0, 0);
+			ctx.restore();
+			var x0 = X(b[0]), x1 = X(endOf(b)), y0 = Y(b[3]), y1 = Y(b[2]);
+			ctx.strokeStyle = '#000';
+			ctx.lineWidth = 2;
+			ctx.strokeRect(x0 - 2, y0 - 2, Math.max(1, x1 - x0) + 4, Math.max(1, y1 - y0) + 4);
+			cv.setAttribute('aria-label', 'address map of ' + dd.title + ': allocation ' + (k + 1) + ' of ' + n + ', ' +
+				fmtBytes(b[4]) + ' at ' + b[8]);
+			open(b);
+			cv.dataset.selected = String(b[4]);
 		});
 		checks.push('map ' + i + ' boxes ' + m.shown);
+		active(parent, dd, i, colour);
 	});
+}
+
+/* PyTorch's "active memory timeline": the live allocations of the address
+   map stacked over time, each a band from its allocation to its free,
+   stacked in allocation order (a band moves down when one below it is
+   freed), coloured by site. Beyond POINTS band corners only the largest
+   allocations are drawn, and the page says so. */
+var ACTIVE_POINTS = 2000000, ACTIVE_FALLBACK = 2000;
+
+function activeLayout(boxes, tmax, gone) {
+	var ev = [];
+	boxes.forEach(function (b, k) {
+		ev.push([b[0], 1, k]);
+		if (!b[7]) ev.push([b[1], 0, k]);
+		else if (gone[b[5]] !== undefined) ev.push([gone[b[5]], 0, k]);
+	});
+	/* frees before allocations at the same time; allocations in order */
+	ev.sort(function (a, b) { return a[0] - b[0] || a[1] - b[1] || a[2] - b[2]; });
+	var live = [], pts = boxes.map(function () { return null; }), total = 0, max = 0, npts = 0;
+	for (var e = 0; e < ev.length; e++) {
+		var t = ev[e][0], k = ev[e][2], b = boxes[k];
+		if (ev[e][1]) {
+			pts[k] = [t, total];
+			live.push(k);
+			total += b[4];
+			npts++;
+		} else {
+			var j = live.indexOf(k), off = pts[k][pts[k].length - 1];
+			pts[k].push(t);
+			for (var q = j + 1; q < live.length; q++) {
+				var p = pts[live[q]];
+				p.push(t, p[p.length - 1] - b[4]);
+			}
+			npts += live.length - j;
+			live.splice(j, 1);
+			total -= b[4];
+			if (npts > ACTIVE_POINTS) return null;
+			void off;
+		}
+		if (total > max) max = total;
+	}
+	live.forEach(function (k) { pts[k].push(tmax); });
+	return { pts: pts, max: max };
+}
+
+function active(parent, dd, i, colour) {
+	var m = dd.address_map, tip = $('tip'), tmax = R.duration_ns || 1;
+	/* what a process left live went back to the device when it ended
+	   (its own timeline ends at 0): its bands end there, not at the run's end */
+	var gone = goneOf(dd);
+	var boxes = m.boxes, lay = activeLayout(boxes, tmax, gone), note = '';
+	if (!lay) {
+		boxes = m.boxes.slice().sort(function (a, b) { return b[4] - a[4]; }).slice(0, ACTIVE_FALLBACK);
+		lay = activeLayout(boxes, tmax, gone);
+		note = 'Too many moves to draw: the largest ' + boxes.length + ' allocations are stacked. ';
+	}
+	parent.appendChild(el('h4', null, 'Active memory: ' + dd.title));
+	if (m.shown < m.total) note += 'Only the address map\'s largest ' + m.shown + ' of ' + m.total + ' allocations are stacked.';
+	parent.appendChild(el('p', { class: note ? 'note' : 'hint' }, note ||
+		'Every live allocation stacked, oldest at the bottom: a band runs from its allocation to its free.'));
+	var W = Math.max(400, Math.min(parent.clientWidth || 900, 1400) - 10), H = 260, L = 70, B = 24;
+	var cv = el('canvas', { class: 'map active', width: String(W * devicePixelRatio), height: String(H * devicePixelRatio),
+		style: 'width:' + W + 'px;height:' + H + 'px', role: 'img',
+		'aria-label': 'active memory of ' + dd.title + ': ' + boxes.length + ' allocations stacked' });
+	parent.appendChild(cv);
+	var ymax = lay.max || 1, ctx = cv.getContext('2d');
+	ctx.scale(devicePixelRatio, devicePixelRatio);
+	function X(t) { return L + (W - L - 8) * t / tmax; }
+	function Y(y) { return H - B - (H - B - 8) * y / ymax; }
+	ctx.fillStyle = '#fff';
+	ctx.fillRect(0, 0, W, H);
+	boxes.forEach(function (b, k) {
+		var p = lay.pts[k];
+		/* p: t0, off0, t1, off1, ..., t_end: a step band */
+		ctx.beginPath();
+		ctx.moveTo(X(p[0]), Y(p[1]));
+		for (var q = 2; q < p.length; q += 2) {
+			ctx.lineTo(X(p[q]), Y(p[q - 1]));
+			if (q + 1 < p.length) ctx.lineTo(X(p[q]), Y(p[q + 1]));
+		}
+		for (q = p.length - 1; q >= 2; q -= 2) {
+			ctx.lineTo(X(p[q]), Y(p[q - 1] + b[4]));
+			ctx.lineTo(X(p[q - 2]), Y(p[q - 1] + b[4]));
+		}
+		ctx.closePath();
+		ctx.fillStyle = colour[b[6]] || C.other;
+		ctx.fill();
+		if (Y(0) - Y(b[4]) > 3) { ctx.strokeStyle = '#fff'; ctx.lineWidth = 0.5; ctx.stroke(); }
+	});
+	ctx.fillStyle = '#333';
+	ctx.font = '11px sans-serif';
+	ctx.fillText('0', L - 12, H - B + 4);
+	ctx.fillText(fmtBytes(lay.max), 2, 14);
+	ctx.fillText('0', L, H - 8);
+	ctx.fillText(fmtNs(tmax), W - 60, H - 8);
+	ctx.fillText('time →', (W - L) / 2, H - 8);
+	/* the band under the pointer: the live ones at that time, in order */
+	function at(e) {
+		var r = cv.getBoundingClientRect(), x = e.clientX - r.left, y = e.clientY - r.top;
+		var t = (x - L) * tmax / (W - L - 8), v = (H - B - y) * ymax / (H - B - 8), off = 0;
+		if (t < 0 || v < 0) return null;
+		for (var k = 0; k < boxes.length; k++) {
+			var p = lay.pts[k], b = boxes[k];
+			if (p[0] > t || p[p.length - 1] <= t) continue;
+			if (v >= off && v < off + b[4]) return b;
+			off += b[4];
+		}
+		return null;
+	}
+	function describe(b) {
+		var s = siteById[b[6]];
+		var end = b[7] ? (gone[b[5]] !== undefined ? gone[b[5]] : tmax) : b[1];
+		return fmtBytes(b[4]) + ' (pid ' + b[5] + ', ' + b[8] + ')\nlive ' + fmtNs(end - b[0]) + ': from ' + fmtNs(b[0]) +
+			(b[7] ? ' to ' + (gone[b[5]] !== undefined ? 'its process\'s end at ' + fmtNs(end) : 'the end') + ' (never freed)' :
+				' to ' + fmtNs(b[1])) + '\n' +
+			(s ? 'site ' + b[6] + ':\n' + s.frames.slice(0, 12).map(frameText).join('\n') : 'no site of its own (a mapping)');
+	}
+	cv.addEventListener('mousemove', function (e) {
+		var b = at(e);
+		if (!b) { tip.hidden = true; return; }
+		tip.textContent = describe(b);
+		tip.style.left = (e.clientX + 12) + 'px';
+		tip.style.top = (e.clientY + 12) + 'px';
+		tip.hidden = false;
+	});
+	cv.addEventListener('mouseleave', function () { tip.hidden = true; });
+	cv.addEventListener('click', function (e) {
+		var b = at(e), s = b && siteById[b[6]];
+		if (b) siteDetails('Allocation of ' + fmtBytes(b[4]), b[6], s ? s.frames : [], 0, [{ text: describe(b) }]);
+	});
+	checks.push('active ' + i + ' bands ' + boxes.length + ' max ' + lay.max);
 }
 
 /* --- the page ----------------------------------------------------------- */
@@ -796,6 +1080,27 @@ function selftest() {
 			checks.push('selftest flame_at_click ' + (/^Live at /.test($('flame-note').textContent) ? 1 : 0));
 		});
 	steps.push(controls);
+	/* the processes of device 0, stacked then one at a time */
+	var sel = tlControls[0];
+	if (sel)
+		steps.push(function () {
+			sel.value = 'stack';
+			sel.dispatchEvent(new Event('change'));
+		}, function () {
+			var p = plots[0], top = 0;
+			p.data[1].forEach(function (v) { if (v > top) top = v; });
+			checks.push('selftest tl_stack areas ' + (p.series.length - 1) + ' top_max ' + top);
+			sel.value = String(sel.options.length - 3);
+			sel.dispatchEvent(new Event('change'));
+		}, function () {
+			var p = plots[0], top = 0;
+			p.data[1].forEach(function (v) { if (v > top) top = v; });
+			checks.push('selftest tl_one ' + sel.options[sel.selectedIndex].textContent + ' max ' + top);
+			sel.value = 'sum';
+			sel.dispatchEvent(new Event('change'));
+		}, function () {
+			checks.push('selftest tl_sum series ' + (plots[0].series.length - 1));
+		});
 	(function next() {
 		try {
 			steps.shift()();
@@ -848,6 +1153,24 @@ function controls() {
 			hit = $('tip').hidden ? 0 : 1;
 		}
 		checks.push('selftest map_hover ' + hit);
+		cv.focus();
+		['ArrowRight', 'ArrowRight', 'ArrowRight', 'ArrowLeft'].forEach(function (key) {
+			cv.dispatchEvent(new KeyboardEvent('keydown', { key: key, bubbles: true, cancelable: true }));
+		});
+		checks.push('selftest map_keys focused ' + (document.activeElement === cv ? 1 : 0) + ' selected ' +
+			cv.dataset.selected + ' details ' + $('details-title').textContent);
+	}
+	var act = document.querySelector('canvas.active');
+	if (act) {
+		var ahit = 0;
+		$('tip').hidden = true;
+		for (var y = 0.1; y < 1 && !ahit; y += 0.1)
+			for (k = 1; k < 20 && !ahit; k++) {
+				var r = act.getBoundingClientRect();
+				act.dispatchEvent(new MouseEvent('mousemove', { clientX: r.left + r.width * k / 20, clientY: r.top + r.height * y, bubbles: true }));
+				ahit = $('tip').hidden ? 0 : 1;
+			}
+		checks.push('selftest active_hover ' + ahit + ' ' + $('tip').textContent.split('\n')[0]);
 	}
 }
 
