@@ -328,6 +328,18 @@ function chart(box, width, tl, samples, marks, opts) {
 		return null;
 	}
 	var hasSamples = !!(samples && samples.t.length);
+	/* The device's used memory (the CUDA context, other processes) often
+	   dwarfs what the program holds; on one axis it would flatten the
+	   program's curves, and a second axis would make its points look
+	   above or below the peak only because of the scales (the plots draw
+	   it in a panel of its own for that reason). So it starts hidden when
+	   it is over 4 times the program's peak, and its legend entry says so:
+	   a click on it shows the samples. */
+	var maxRes = res.reduce(function (m, v) { return v > m ? v : m; }, 0);
+	var maxUsed = hasSamples ? samples.used.reduce(function (m, v) { return v > m ? v : m; }, 0) : 0;
+	var usedHidden = hasSamples && maxUsed > 4 * maxRes;
+	var usedLabel = usedHidden ? 'device used (sample; ' + fmtBytes(maxUsed) + ' at most: hidden, click to show)' :
+		'device used (sample)';
 	function dataFor(lo, hi) {
 		if (stack) {
 			/* top area first: each area is filled down to 0 and the next
@@ -378,7 +390,7 @@ function chart(box, width, tl, samples, marks, opts) {
 		{ label: opts.names[0], stroke: C.reserved, width: 2, paths: stepped, value: bytesVal, points: { show: false } },
 		{ label: opts.names[1], stroke: C.allocated, width: 1.5, paths: stepped, value: bytesVal, points: { show: false } },
 		{ label: opts.names[2], stroke: C.cached, width: 1, dash: [4, 3], paths: stepped, value: bytesVal, points: { show: false } },
-		{ label: 'device used (sample)', stroke: C.used, width: 0, paths: function () { return null; },
+		{ label: usedLabel, show: !usedHidden, stroke: C.used, width: 0, paths: function () { return null; },
 			points: { show: true, size: 6, fill: C.used }, value: bytesVal }].slice(0, hasSamples ? 5 : 4);
 	if (stack) {
 		var nst = opts.stack.length;
