@@ -640,9 +640,11 @@ function flame() {
 			/* a moment clicked on the timeline: the live allocations the
 			   address map holds then (its largest boxes only) */
 			var m = D.devices[i].address_map;
-			var by = {};
+			var by = {}, gone = goneOf(D.devices[i]);
 			(m ? m.boxes : []).forEach(function (b) {
-				if (b[0] <= at && (b[1] > at || (b[7] && b[1] >= at))) by[b[6]] = (by[b[6]] || 0) + b[4];
+				/* never freed: live until its process gave its memory back */
+				var live = b[7] ? (gone[b[5]] === undefined || gone[b[5]] > at) : b[1] > at;
+				if (b[0] <= at && live) by[b[6]] = (by[b[6]] || 0) + b[4];
 			});
 			items = Object.keys(by).map(function (k) { var s = siteById[k]; return { bytes: by[k], frames: s ? s.frames : [], site: +k }; });
 			note = 'Live at ' + fmtNs(Math.round(at)) + ' on ' + D.devices[i].title + ', from the address map' +
