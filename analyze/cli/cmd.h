@@ -18,6 +18,7 @@
 int cmd_run(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
 int cmd_plot(int argc, char **argv);
 int cmd_view(int argc, char **argv);
 int cmd_export(int argc, char **argv);

@@ -21,6 +21,7 @@ static const struct command {
 	{ "run", cmd_run, "run a command and record its CUDA memory calls" },
 	{ "dump", cmd_dump, "print every record of a trace, one per line" },
 	{ "report", cmd_report, "load traces into SQLite and report on their GPU memory" },
+	{ "diff", cmd_diff, "compare two runs: what changed on each device, and where" },
 	{ "plot", cmd_plot, "draw the memory timeline, address map and top sites" },
 	{ "view", cmd_view, "write the run as one interactive HTML page" },
 	{ "export", cmd_export, "write the run for Perfetto, flame graphs or PyTorch's memory_viz" },

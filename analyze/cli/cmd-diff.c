@@ -1,0 +1,197 @@
+/*
+ * cmd-diff.c - memtrace diff [OPTIONS] BEFORE... -- AFTER... (or A B):
+ * analyzes two runs and prints what changed, per device and per site
+ * (model/diff.c compares; docs/diff.md documents the output and
+ * --fail-if).
+ */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cmd.h"
+#include "cli/pipeline.h"
+#include "model/diff.h"
+
+static const char usage_text[] =
+	"usage: memtrace diff [OPTIONS] BEFORE... -- AFTER...\n"
+	"       memtrace diff [OPTIONS] BEFORE AFTER\n"
+	"\n"
+	"Compares two runs, each given by its traces: per device, the peak reserved\n"
+	"and allocated, cached, device used and untraced at the peak, left at exit,\n"
+	"failed allocations and OOM retries before and after, with the change; then\n"
+	"the sites whose bytes changed at the peak and at exit, largest change first.\n"
+	"Sites are matched by their frames (function and file, the line as a\n"
+	"tie-breaker: \"fuzzy\" when only function and file matched), so two builds\n"
+	"of a program compare. Processes are matched by rank, else by command line\n"
+	"and order; runs whose processes do not correspond are reported as such.\n"
+	"\n"
+	"options:\n"
+	"  --json            the comparison as JSON (see docs/diff.md)\n"
+	"  --fail-if EXPR    exit 1 when EXPR holds on a device of both runs:\n"
+	"                    FIGURE > N, N a count, bytes (B, KiB, MiB, GiB) or a\n"
+	"                    percent of the figure before; FIGURE one of peak,\n"
+	"                    allocated_peak, cached, used, untraced, live_at_exit,\n"
+	"                    failures, oom_retries (e.g. 'peak > 5%')\n"
+	"  --sysroot DIR     look for the recorded binaries under DIR first\n"
+	"  --debug-dir DIR   look for debug files by build id under DIR/.build-id\n"
+	"\n"
+	"The runs are analyzed without a database.\n"
+	"\n"
+	"exit status: 0 compared (and --fail-if did not hold), 1 --fail-if held,\n"
+	"2 usage error, missing file or invalid trace\n";
+
+enum { OPT_JSON = 256, OPT_FAIL_IF, OPT_SYSROOT, OPT_DEBUG_DIR };
+
+static const struct option long_options[] = {
+	{ "help", no_argument, NULL, 'h' },
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ "fail-if", required_argument, NULL, OPT_FAIL_IF },
+	{ "sysroot", required_argument, NULL, OPT_SYSROOT },
+	{ "debug-dir", required_argument, NULL, OPT_DEBUG_DIR },
+	{ NULL, 0, NULL, 0 },
+};
+
+struct cond { int fig; double limit; int pct; };
+
+static void warn(const char *msg)
+{
+	cli_warn("%s", msg);
+}
+
+/* "FIGURE > N[%|B|KiB|MiB|GiB]"; returns -1 when it is not. */
+static int parse_cond(const char *s, struct cond *c)
+{
+	static const struct { const char *s; double m; } units[] = {
+		{ "B", 1 }, { "KiB", 1024.0 }, { "MiB", 1048576.0 }, { "GiB", 1073741824.0 },
+	};
+	char word[64];
+	size_t n = 0;
+	char *end;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	while ((isalnum((unsigned char)*s) || *s == '_') && n + 1 < sizeof(word))
+		word[n++] = *s++;
+	word[n] = 0;
+	if ((c->fig = diff_figure_parse(word)) < 0)
+		return -1;
+	while (isspace((unsigned char)*s))
+		s++;
+	if (*s++ != '>')
+		return -1;
+	c->limit = strtod(s, &end);
+	if (end == s || c->limit < 0)
+		return -1;
+	s = end;
+	while (isspace((unsigned char)*s))
+		s++;
+	c->pct = 0;
+	if (*s == '%') {
+		c->pct = 1;
+		s++;
+	} else if (*s) {
+		size_t i;
+
+		for (i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+			if (!strncmp(s, units[i].s, strlen(units[i].s)))
+				break;
+		if (i == sizeof(units) / sizeof(units[0]))
+			return -1;
+		c->limit *= units[i].m;
+		s += strlen(units[i].s);
+	}
+	while (isspace((unsigned char)*s))
+		s++;
+	return *s ? -1 : 0;
+}
+
+int cmd_diff(int argc, char **argv)
+{
+	struct pipeline_opts o;
+	struct pipeline pb, pa;
+	struct diff d;
+	struct cond cond = { 0, 0, 0 };
+	const char *fail_if = NULL;
+	char **before, **after;
+	int sep = argc, nb = 0, na = 0, json = 0, status, c, holds = 0;
+	char err[1024];
+
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--")) {
+			sep = i;
+			break;
+		}
+	memset(&o, 0, sizeof(o));
+	o.no_db = 1;
+	optind = 0;
+	while ((c = cli_getopt("diff", sep, argv, ":h", long_options)) != -1) {
+		switch (c) {
+		case 'h':
+			fputs(usage_text, stdout);
+			return 0;
+		case OPT_JSON:
+			json = 1;
+			break;
+		case OPT_FAIL_IF:
+			if (fail_if)
+				return cli_usage_error("diff", "--fail-if given twice");
+			fail_if = optarg;
+			if (parse_cond(optarg, &cond))
+				return cli_usage_error("diff", "--fail-if '%s': not FIGURE > N[%%|B|KiB|MiB|GiB]",
+						       optarg);
+			break;
+		case OPT_SYSROOT:
+			o.sym.sysroot = optarg;
+			break;
+		case OPT_DEBUG_DIR:
+			o.sym.debug_dir = optarg;
+			break;
+		default:
+			return EXIT_USAGE;
+		}
+	}
+	before = argv + optind;
+	nb = sep - optind;
+	if (sep < argc) {
+		after = argv + sep + 1;
+		na = argc - sep - 1;
+	} else if (nb == 2) {
+		after = before + 1;
+		nb = na = 1;
+	} else {
+		return cli_usage_error("diff", "give BEFORE and AFTER, or BEFORE... -- AFTER...");
+	}
+	if (!nb || !na)
+		return cli_usage_error("diff", "no %s trace given", nb ? "AFTER" : "BEFORE");
+	if (pipeline_run(&pb, before, nb, &o, warn, &status, err, sizeof(err))) {
+		cli_error("%s", err);
+		pipeline_free(&pb);
+		return EXIT_USAGE;
+	}
+	if (pipeline_run(&pa, after, na, &o, warn, &status, err, sizeof(err))) {
+		cli_error("%s", err);
+		pipeline_free(&pa);
+		pipeline_free(&pb);
+		return EXIT_USAGE;
+	}
+	if (diff_build(&d, &pb.r, &pa.r, err, sizeof(err))) {
+		cli_error("%s", err);
+		status = EXIT_USAGE;
+	} else {
+		if (fail_if)
+			holds = diff_exceeds(&d, (enum diff_figure)cond.fig, cond.limit, cond.pct);
+		if (json ? diff_json(&d, stdout, fail_if, holds) : diff_text(&d, stdout)) {
+			cli_error("cannot write the comparison");
+			status = EXIT_USAGE;
+		} else {
+			if (fail_if && !json)
+				printf("\n--fail-if '%s': %s\n", fail_if, holds ? "holds" : "does not hold");
+			status = holds ? 1 : 0;
+		}
+		diff_free(&d);
+	}
+	pipeline_free(&pa);
+	pipeline_free(&pb);
+	return status;
+}

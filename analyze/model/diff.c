@@ -1,0 +1,483 @@
+/*
+ * diff.c - two runs compared: processes matched by rank (else by command
+ * and order), devices by host and index, sites by their resolved frames
+ * (function and file, the line as a tie-breaker). docs/diff.md says how.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/diff.h"
+
+static const char *const fig_names[DF_NFIGS] = {
+	[DF_PEAK_RESERVED] = "peak_reserved_bytes",
+	[DF_PEAK_ALLOCATED] = "peak_allocated_bytes",
+	[DF_CACHED] = "cached_bytes_at_peak",
+	[DF_USED] = "device_used_bytes_at_peak",
+	[DF_UNTRACED] = "untraced_bytes_at_peak",
+	[DF_LEFT_AT_EXIT] = "left_at_exit_bytes",
+	[DF_FAILURES] = "failures",
+	[DF_OOM_RETRIES] = "oom_retries",
+};
+
+static const char *const fig_words[DF_NFIGS] = {
+	[DF_PEAK_RESERVED] = "peak",
+	[DF_PEAK_ALLOCATED] = "allocated_peak",
+	[DF_CACHED] = "cached",
+	[DF_USED] = "used",
+	[DF_UNTRACED] = "untraced",
+	[DF_LEFT_AT_EXIT] = "live_at_exit",
+	[DF_FAILURES] = "failures",
+	[DF_OOM_RETRIES] = "oom_retries",
+};
+
+const char *diff_figure_name(enum diff_figure f)
+{
+	return f < DF_NFIGS ? fig_names[f] : NULL;
+}
+
+int diff_figure_parse(const char *word)
+{
+	for (int i = 0; i < DF_NFIGS; i++)
+		if (!strcmp(word, fig_names[i]) || !strcmp(word, fig_words[i]))
+			return i;
+	return -1;
+}
+
+/* --- processes --------------------------------------------------------- */
+
+static int proc_rank(const struct analysis *a, int i)
+{
+	const struct sproc *p = stream_proc(a->s, i);
+
+	return p->process ? p->process->rank : -1;
+}
+
+static int all_ranked(const struct analysis *a)
+{
+	for (int i = 0; i < a->nprocs; i++)
+		if (proc_rank(a, i) < 0)
+			return 0;
+	return a->nprocs > 0;
+}
+
+/* The program a process ran: the last part of its argv[0]. */
+static struct trace_bytes program(const struct analysis *a, int i)
+{
+	int ai = 0;
+	struct trace_bytes x = rep_command_arg(a, i, &ai);
+
+	for (size_t k = x.len; x.p && k > 0; k--)
+		if (x.p[k - 1] == '/') {
+			x.p += k;
+			x.len -= k;
+			break;
+		}
+	return x;
+}
+
+/* 1 when processes i of a and j of b ran the same program (the
+   arguments may differ: they are often the change compared). */
+static int same_command(const struct analysis *a, int i, const struct analysis *b, int j)
+{
+	struct trace_bytes x = program(a, i), y = program(b, j);
+
+	if (!x.p || !y.p)
+		return !x.p && !y.p;
+	return x.len == y.len && !memcmp(x.p, y.p, x.len);
+}
+
+static void match_procs(struct diff *d)
+{
+	const struct analysis *b = d->rb->a, *a = d->ra->a;
+
+	d->by_rank = all_ranked(b) && all_ranked(a);
+	if (!d->by_rank && b->nprocs == 1 && a->nprocs == 1) {
+		/* one process each: they correspond, whatever they ran */
+		d->pair_b[0] = d->pair_a[0] = 0;
+		d->procs_correspond = 1;
+		return;
+	}
+	for (int i = 0; i < b->nprocs; i++) {
+		for (int j = 0; j < a->nprocs; j++) {
+			if (d->pair_a[j] >= 0)
+				continue;
+			if (d->by_rank ? proc_rank(b, i) == proc_rank(a, j) : same_command(b, i, a, j)) {
+				d->pair_b[i] = j;
+				d->pair_a[j] = i;
+				break;
+			}
+		}
+	}
+	d->procs_correspond = b->nprocs == a->nprocs;
+	for (int i = 0; i < b->nprocs; i++)
+		if (d->pair_b[i] < 0)
+			d->procs_correspond = 0;
+}
+
+/* --- devices ----------------------------------------------------------- */
+
+static int same_host(const struct analysis *b, int db, const struct analysis *a, int da)
+{
+	const char *hb, *ha;
+	size_t lb, la;
+
+	if (b->nhosts <= 1 && a->nhosts <= 1)
+		return 1;
+	an_hostname(b, b->devs[db].host_proc, &hb, &lb);
+	an_hostname(a, a->devs[da].host_proc, &ha, &la);
+	return lb == la && !memcmp(hb, ha, lb);
+}
+
+/* Failures and OOM retries on device index di of a (a gdev or a pdev). */
+static int on_dev(const struct analysis *a, int proc, int dev, int di)
+{
+	int pd;
+
+	if (dev < 0 || dev >= AN_MAX_DEV || (pd = a->procs[proc].pdev[dev]) < 0)
+		return 0;
+	return pd == di || a->devs[pd].gdev == di;
+}
+
+static void figures(struct diff_fig *f, const struct analysis *a, int di, int after)
+{
+	const struct an_dev *d = &a->devs[di];
+	int64_t v[DF_NFIGS] = { 0 };
+	int known[DF_NFIGS];
+
+	for (int i = 0; i < DF_NFIGS; i++)
+		known[i] = 1;
+	v[DF_PEAK_RESERVED] = (int64_t)d->peak.reserved;
+	v[DF_PEAK_ALLOCATED] = (int64_t)d->peak.allocated;
+	v[DF_CACHED] = (int64_t)(d->peak.reserved - d->peak.allocated);
+	v[DF_USED] = (int64_t)d->peak.used;
+	v[DF_UNTRACED] = d->peak.untraced;
+	known[DF_USED] = known[DF_UNTRACED] = d->peak.has_sample;
+	v[DF_LEFT_AT_EXIT] = (int64_t)d->left_at_exit;
+	for (uint32_t i = 0; i < a->nfailures; i++)
+		v[DF_FAILURES] += on_dev(a, a->failures[i].proc, a->failures[i].dev, di);
+	for (uint32_t i = 0; i < a->noomsigs; i++)
+		v[DF_OOM_RETRIES] += on_dev(a, a->oomsigs[i].proc, a->oomsigs[i].dev, di);
+	for (int i = 0; i < DF_NFIGS; i++) {
+		if (after) {
+			f[i].after = v[i];
+			f[i].has_after = known[i];
+		} else {
+			f[i].before = v[i];
+			f[i].has_before = known[i];
+		}
+	}
+}
+
+static struct diff_dev *add_dev(struct diff *d, int dev, int db, int da, int pb, int pa)
+{
+	struct diff_dev *r = &d->devs[d->ndevs++];
+
+	memset(r, 0, sizeof(*r));
+	r->dev = dev;
+	r->db = db;
+	r->da = da;
+	r->pb = pb;
+	r->pa = pa;
+	if (db >= 0)
+		figures(r->f, d->rb->a, db, 0);
+	if (da >= 0)
+		figures(r->f, d->ra->a, da, 1);
+	return r;
+}
+
+static void match_devs(struct diff *d)
+{
+	const struct report *rb = d->rb, *ra = d->ra;
+	const struct analysis *b = rb->a, *a = ra->a;
+	char *used = calloc((size_t)ra->ngdevs + 1, 1);
+
+	for (int i = 0; i < rb->ngdevs; i++) {
+		int gb = rb->gdevs[i], ga = -1;
+
+		for (int j = 0; j < ra->ngdevs && ga < 0; j++)
+			if (!used[j] && a->devs[ra->gdevs[j]].dev == b->devs[gb].dev &&
+			    same_host(b, gb, a, ra->gdevs[j])) {
+				used[j] = 1;
+				ga = ra->gdevs[j];
+			}
+		add_dev(d, b->devs[gb].dev, gb, ga, -1, -1);
+	}
+	for (int j = 0; j < ra->ngdevs; j++)
+		if (!used[j])
+			add_dev(d, a->devs[ra->gdevs[j]].dev, -1, ra->gdevs[j], -1, -1);
+	free(used);
+	d->ngdev_rows = d->ndevs;
+	/* per process, when a run has several and they correspond */
+	if (!d->procs_correspond || (b->nprocs < 2 && a->nprocs < 2))
+		return;
+	for (int p = 0; p < b->nprocs; p++) {
+		int q = d->pair_b[p];
+
+		for (int dev = 0; dev < AN_MAX_DEV; dev++) {
+			int db = b->procs[p].pdev[dev], da = a->procs[q].pdev[dev];
+
+			if (db >= 0 || da >= 0)
+				add_dev(d, dev, db, da, p, q);
+		}
+	}
+}
+
+/* --- sites ------------------------------------------------------------- */
+
+/* The file without "./" and "dir/.." parts, so that two spellings of one
+   path compare equal. */
+static void clean_path(const char *in, char *out, size_t len)
+{
+	size_t n = 0, starts[256];
+	int depth = 0;
+
+	out[0] = 0;
+	if (*in == '/' && len > 1)
+		out[n++] = '/';
+	while (*in) {
+		const char *e = strchr(in, '/');
+		size_t l = e ? (size_t)(e - in) : strlen(in);
+
+		if ((l == 1 && in[0] == '.') || l == 0) {
+			/* nothing */
+		} else if (l == 2 && in[0] == '.' && in[1] == '.' && depth > 0) {
+			n = starts[--depth];
+		} else if (n + l + 2 < len) {
+			if (depth < 256)
+				starts[depth++] = n;
+			if (n && out[n - 1] != '/')
+				out[n++] = '/';
+			memcpy(out + n, in, l);
+			n += l;
+		}
+		out[n] = 0;
+		in += l + (e != NULL);
+	}
+}
+
+/* The frames of a site as the diff matches them; lines 0 leaves them out. */
+static char *site_key(const struct site *s, int lines)
+{
+	size_t cap = 256, n = 0;
+	char *k = malloc(cap), path[1024];
+
+	if (!k)
+		return NULL;
+	n = (size_t)snprintf(k, cap, "%d/%d|", s->dev, s->caching);
+	for (int i = 0; s->st && i < s->st->nframes; i++) {
+		const struct sym_frame *f = &s->st->frames[i];
+		const char *m = strrchr(f->module ? f->module : "", '/');
+		size_t need;
+
+		path[0] = 0;
+		if (f->file)
+			clean_path(f->file, path, sizeof(path));
+		need = strlen(f->function ? f->function : "") + strlen(path) +
+		       strlen(m ? m : "") + 32;
+		if (n + need >= cap) {
+			char *k2 = realloc(k, cap = 2 * (n + need));
+
+			if (!k2) {
+				free(k);
+				return NULL;
+			}
+			k = k2;
+		}
+		if (f->function || f->file)
+			n += (size_t)snprintf(k + n, cap - n, "%s@%s:%d|", f->function ? f->function : "",
+					      f->file ? path : "", lines ? f->line : 0);
+		else    /* no symbol: the module alone, never an address */
+			n += (size_t)snprintf(k + n, cap - n, "?%s|",
+					      m ? m + 1 : (f->module ? f->module : ""));
+	}
+	return k;
+}
+
+static uint64_t *peak_bytes(const struct report *r)
+{
+	uint64_t *v = calloc((size_t)r->sites.n + 1, sizeof(*v));
+
+	if (!v)
+		return NULL;
+	for (int i = 0; i < r->ngdevs; i++) {
+		const struct rep_list *l = &r->dev_sites[r->gdevs[i]];
+
+		for (int k = 0; k < l->total; k++)
+			v[l->v[k].site->id - 1] += l->v[k].bytes;
+	}
+	return v;
+}
+
+static int64_t change(uint64_t b, uint64_t a)
+{
+	return (int64_t)a - (int64_t)b;
+}
+
+static const struct diff_site *rank_sites;
+static int rank_exit;
+
+static int cmp_rank(const void *x, const void *y)
+{
+	const struct diff_site *p = &rank_sites[*(const int *)x], *q = &rank_sites[*(const int *)y];
+	int64_t cp = rank_exit ? change(p->exit_b, p->exit_a) : change(p->peak_b, p->peak_a);
+	int64_t cq = rank_exit ? change(q->exit_b, q->exit_a) : change(q->peak_b, q->peak_a);
+	uint64_t ap = (uint64_t)(cp < 0 ? -cp : cp), aq = (uint64_t)(cq < 0 ? -cq : cq);
+
+	if (ap != aq)
+		return ap > aq ? -1 : 1;
+	if (p->dev != q->dev)
+		return p->dev < q->dev ? -1 : 1;
+	return *(const int *)x - *(const int *)y;
+}
+
+static int match_sites(struct diff *d)
+{
+	const struct sites *sb = &d->rb->sites, *sa = &d->ra->sites;
+	uint64_t *pb = peak_bytes(d->rb), *pa = peak_bytes(d->ra);
+	char **kb[2], **ka[2];
+	int *of_a = calloc((size_t)sa->n + 1, sizeof(int)), rc = -1;
+
+	kb[0] = calloc((size_t)sb->n + 1, sizeof(char *));
+	kb[1] = calloc((size_t)sb->n + 1, sizeof(char *));
+	ka[0] = calloc((size_t)sa->n + 1, sizeof(char *));
+	ka[1] = calloc((size_t)sa->n + 1, sizeof(char *));
+	d->sites = calloc((size_t)sb->n + sa->n + 1, sizeof(*d->sites));
+	d->at_peak = calloc((size_t)sb->n + sa->n + 1, sizeof(int));
+	d->at_exit = calloc((size_t)sb->n + sa->n + 1, sizeof(int));
+	if (!pb || !pa || !of_a || !kb[0] || !kb[1] || !ka[0] || !ka[1] || !d->sites ||
+	    !d->at_peak || !d->at_exit)
+		goto out;
+	for (int l = 0; l < 2; l++) {
+		for (uint32_t i = 0; i < sb->n; i++)
+			if (!(kb[l][i] = site_key(&sb->v[i], !l)))
+				goto out;
+		for (uint32_t i = 0; i < sa->n; i++)
+			if (!(ka[l][i] = site_key(&sa->v[i], !l)))
+				goto out;
+	}
+	for (uint32_t i = 0; i < sb->n; i++) {
+		struct diff_site *s = &d->sites[d->nsites++];
+
+		s->dev = sb->v[i].dev;
+		s->b = &sb->v[i];
+		s->match = DM_BEFORE_ONLY;
+		s->peak_b = pb[i];
+		s->exit_b = sb->v[i].exit_bytes;
+	}
+	/* exact frames first, then function and file alone: fuzzy */
+	for (int l = 0; l < 2; l++) {
+		for (uint32_t j = 0; j < sa->n; j++) {
+			if (of_a[j])
+				continue;
+			for (int i = 0; i < d->nsites; i++) {
+				struct diff_site *s = &d->sites[i];
+
+				if (s->a || strcmp(kb[l][s->b->id - 1], ka[l][j]))
+					continue;
+				s->a = &sa->v[j];
+				s->match = l ? DM_FUZZY : DM_EXACT;
+				of_a[j] = 1;
+				break;
+			}
+		}
+	}
+	for (uint32_t j = 0; j < sa->n; j++) {
+		struct diff_site *s;
+
+		if (!of_a[j]) {
+			s = &d->sites[d->nsites++];
+			s->dev = sa->v[j].dev;
+			s->a = &sa->v[j];
+			s->match = DM_AFTER_ONLY;
+		}
+	}
+	for (int i = 0; i < d->nsites; i++) {
+		struct diff_site *s = &d->sites[i];
+
+		if (s->a) {
+			s->peak_a = pa[s->a->id - 1];
+			s->exit_a = s->a->exit_bytes;
+		}
+		d->nmatch[s->match]++;
+		if (s->peak_a != s->peak_b)
+			d->at_peak[d->npeak++] = i;
+		if (s->exit_a != s->exit_b)
+			d->at_exit[d->nexit++] = i;
+	}
+	rank_sites = d->sites;
+	rank_exit = 0;
+	qsort(d->at_peak, (size_t)d->npeak, sizeof(int), cmp_rank);
+	rank_exit = 1;
+	qsort(d->at_exit, (size_t)d->nexit, sizeof(int), cmp_rank);
+	rc = 0;
+out:
+	for (int l = 0; l < 2; l++) {
+		for (uint32_t i = 0; kb[l] && i < sb->n; i++)
+			free(kb[l][i]);
+		for (uint32_t i = 0; ka[l] && i < sa->n; i++)
+			free(ka[l][i]);
+		free(kb[l]);
+		free(ka[l]);
+	}
+	free(pb);
+	free(pa);
+	free(of_a);
+	return rc;
+}
+
+int diff_build(struct diff *d, const struct report *before, const struct report *after,
+	       char *err, size_t errlen)
+{
+	const struct analysis *b = before->a, *a = after->a;
+	int nrows = before->ngdevs + after->ngdevs + 2 * AN_MAX_DEV * (b->nprocs + 1);
+
+	memset(d, 0, sizeof(*d));
+	d->rb = before;
+	d->ra = after;
+	d->pair_b = malloc(((size_t)b->nprocs + 1) * sizeof(int));
+	d->pair_a = malloc(((size_t)a->nprocs + 1) * sizeof(int));
+	d->devs = calloc((size_t)nrows, sizeof(*d->devs));
+	if (!d->pair_b || !d->pair_a || !d->devs)
+		goto oom;
+	for (int i = 0; i < b->nprocs; i++)
+		d->pair_b[i] = -1;
+	for (int j = 0; j < a->nprocs; j++)
+		d->pair_a[j] = -1;
+	match_procs(d);
+	match_devs(d);
+	if (match_sites(d))
+		goto oom;
+	return 0;
+oom:
+	snprintf(err, errlen, "out of memory");
+	diff_free(d);
+	return -1;
+}
+
+void diff_free(struct diff *d)
+{
+	free(d->pair_b);
+	free(d->pair_a);
+	free(d->devs);
+	free(d->sites);
+	free(d->at_peak);
+	free(d->at_exit);
+	memset(d, 0, sizeof(*d));
+}
+
+int diff_exceeds(const struct diff *d, enum diff_figure f, double limit, int pct)
+{
+	for (int i = 0; i < d->ngdev_rows; i++) {
+		const struct diff_fig *x = &d->devs[i].f[f];
+		double grew;
+
+		if (d->devs[i].db < 0 || d->devs[i].da < 0 || !x->has_before || !x->has_after)
+			continue;
+		grew = (double)(x->after - x->before);
+		if (pct ? (x->before ? grew * 100.0 / (double)x->before > limit : grew > 0)
+			: grew > limit)
+			return 1;
+	}
+	return 0;
+}

@@ -1,0 +1,88 @@
+/*
+ * diff.h - two runs compared (diff.c): their processes and devices matched,
+ * the figures of each device before and after, and the sites matched by
+ * their resolved frames, never by addresses or ids, so that two builds of
+ * one program still compare. The views (views/diff-text.c, diff-json.c)
+ * format it; docs/diff.md defines it.
+ */
+#ifndef MEMTRACE_DIFF_H
+#define MEMTRACE_DIFF_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "model/report.h"
+
+/* The figures compared per device, in the order the views show them. */
+enum diff_figure {
+	DF_PEAK_RESERVED,
+	DF_PEAK_ALLOCATED,
+	DF_CACHED,              /* reserved - allocated at the peak */
+	DF_USED,                /* device used at the peak (a sample) */
+	DF_UNTRACED,            /* used - reserved at that sample */
+	DF_LEFT_AT_EXIT,
+	DF_FAILURES,
+	DF_OOM_RETRIES,
+	DF_NFIGS
+};
+
+struct diff_fig {
+	int64_t before, after;
+	int has_before, has_after;  /* 0: not known on that side */
+};
+
+/* A device (gdev) of the run, or one process's device (pdev). */
+struct diff_dev {
+	int dev;                    /* device index */
+	int db, da;                 /* index in a->devs before / after, -1 none */
+	int pb, pa;                 /* processes of a pdev row, -1 for a gdev */
+	struct diff_fig f[DF_NFIGS];
+};
+
+enum diff_match { DM_EXACT, DM_FUZZY, DM_BEFORE_ONLY, DM_AFTER_ONLY };
+
+struct diff_site {
+	int dev;                    /* -1 pinned host */
+	const struct site *b, *a;   /* NULL when the run has no such site */
+	enum diff_match match;
+	uint64_t peak_b, peak_a;    /* held at its device's peak */
+	uint64_t exit_b, exit_a;    /* left at exit */
+};
+
+struct diff {
+	const struct report *rb, *ra;
+	/* processes: correspond only when every process has its pair */
+	int procs_correspond;
+	int by_rank;                /* matched by rank, else by command and order */
+	int *pair_b;                /* per process before: the after one, -1 none */
+	int *pair_a;                /* per process after: the before one, -1 none */
+	struct diff_dev *devs;      /* gdev rows, then pdev rows */
+	int ndevs, ngdev_rows;
+	struct diff_site *sites;
+	int nsites;
+	int nmatch[4];              /* sites per enum diff_match */
+	int *at_peak, npeak;        /* sites whose peak bytes changed, ranked */
+	int *at_exit, nexit;        /* sites whose exit bytes changed, ranked */
+};
+
+int diff_build(struct diff *d, const struct report *before, const struct report *after,
+	       char *err, size_t errlen);
+void diff_free(struct diff *d);
+
+/* "peak_reserved_bytes" ...: the JSON name of a figure */
+const char *diff_figure_name(enum diff_figure f);
+/* The figure named (JSON name or the short --fail-if word), or -1. */
+int diff_figure_parse(const char *word);
+
+/*
+ * --fail-if: 1 when on some device both runs have, figure f grew by more
+ * than limit (a percent of the figure before when pct; bytes or a count
+ * otherwise); 0 when it did not.
+ */
+int diff_exceeds(const struct diff *d, enum diff_figure f, double limit, int pct);
+
+/* The views; files name the traces of each side. */
+int diff_text(const struct diff *d, FILE *f);
+int diff_json(const struct diff *d, FILE *f, const char *fail_if, int fail_holds);
+
+#endif
