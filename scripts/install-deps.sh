@@ -5,11 +5,13 @@
 #   scripts/install-deps.sh --check  only check; one line per missing piece
 #
 # Debian packages: libunwind-dev libdw-dev libelf-dev libsqlite3-dev
+# libinih-dev (the rules files of `memtrace check`)
 # gnuplot-nox, sqlite3 (the shell, to query a report's database; the tests
 # use it), tmux (a terminal, for the test of the progress line), xxd (the
 # build turns the page of `memtrace view` into C arrays with it), plus gcc
 # and make; for the tests only, chromium (headless, loads the pages of
-# `memtrace view`): installed, but --check does not ask for it. The CUDA headers (cuda.h, cuda_runtime_api.h) come from the
+# `memtrace view`) and cmake (runs the ctest recipe of `memtrace check`):
+# installed, but --check does not ask for them. The CUDA headers (cuda.h, cuda_runtime_api.h) come from the
 # CUDA toolkit under CUDA_HOME (default /usr/local/cuda); when they are
 # missing there, Debian's nvidia-cuda-dev (non-free) provides them under
 # /usr/include and CUDA_HOME=/usr works.
@@ -33,11 +35,13 @@ need libunwind-dev have_header libunwind.h
 need libdw-dev have_header elfutils/libdw.h
 need libelf-dev have_header gelf.h
 need libsqlite3-dev have_header sqlite3.h
+need libinih-dev have_header ini.h
 need sqlite3 command -v sqlite3
 need gnuplot-nox command -v gnuplot
 need tmux command -v tmux
 need xxd command -v xxd
 [ "$check_only" = 0 ] && need chromium command -v chromium
+[ "$check_only" = 0 ] && need cmake command -v ctest
 
 cuda_ok=1
 have_header cuda.h && have_header cuda_runtime_api.h || cuda_ok=0

@@ -22,6 +22,7 @@ int cmd_diff(int argc, char **argv);
 int cmd_plot(int argc, char **argv);
 int cmd_view(int argc, char **argv);
 int cmd_export(int argc, char **argv);
+int cmd_check(int argc, char **argv);
 
 /* "memtrace: " + message + newline on stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -25,6 +25,7 @@ static const struct command {
 	{ "plot", cmd_plot, "draw the memory timeline, address map and top sites" },
 	{ "view", cmd_view, "write the run as one interactive HTML page" },
 	{ "export", cmd_export, "write the run for Perfetto, flame graphs or PyTorch's memory_viz" },
+	{ "check", cmd_check, "hold the run's GPU memory to rules, for CI (exit 1 when one fails)" },
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -1,0 +1,782 @@
+/*
+ * check.c - the rules of `memtrace check` and their evaluation over the
+ * run model (check.h).
+ *
+ * A rule is "name[scope] op value". Its figure comes from the model as
+ * `memtrace report` shows it: the peak reserved of a device (gdev), a
+ * process (over all its devices) or the run; the allocated bytes and the
+ * untraced bytes at a device's peak; what each process left live at its
+ * exit; the failed allocations; the out-of-memory retries; the /dev/shm
+ * bytes still present at the end. The rules that are per device (allocated
+ * peak, untraced) give one result per device when no scope is written.
+ *
+ * Suppressions take the bytes of the matching stacks (struct an_site, what
+ * each process's stack left live at exit) out of live_at_exit; a stack is
+ * hidden by the first suppression that matches one of its frames.
+ *
+ * The rules file is INI, read with libinih: section [rules] holds one rule
+ * a line, [suppressions] lines "leak:GLOB". inih cuts a line at its first
+ * '=' or ':', so a rule comes back as name and value; the line is put back
+ * together with the character it was cut at: ':' when the cut fell inside
+ * a scope's brackets ("peak[pid:42] ..."), '=' otherwise.
+ */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <errno.h>
+#include <fnmatch.h>
+#include <ini.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/check.h"
+
+static const char *const metric_names[CHK_NMETRICS] = {
+	"peak", "allocated_peak", "live_at_exit", "failures", "oom_retries", "untraced",
+	"shm_left",
+};
+static const char *const metric_words[CHK_NMETRICS] = {
+	"peak reserved", "allocated at the peak", "live at exit", "failed allocations",
+	"out-of-memory retries", "untraced at the peak", "left in /dev/shm",
+};
+static const char *const op_names[] = { "<=", "<", ">=", ">", "==", "!=" };
+
+const char *check_op_name(enum chk_op op)
+{
+	return op_names[op];
+}
+
+static void seterr(char *err, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, len, fmt, ap);
+	va_end(ap);
+}
+
+static const char *skip_ws(const char *p)
+{
+	while (isspace((unsigned char)*p))
+		p++;
+	return p;
+}
+
+/* A number with an optional unit: 8GiB, 1.5G, 512MB, 0. */
+static int parse_size(const char **pp, double *out)
+{
+	static const struct { const char *s; double m; } units[] = {
+		{ "KiB", 1024.0 }, { "MiB", 1048576.0 }, { "GiB", 1073741824.0 },
+		{ "TiB", 1099511627776.0 }, { "KB", 1e3 }, { "MB", 1e6 }, { "GB", 1e9 },
+		{ "TB", 1e12 }, { "K", 1024.0 }, { "M", 1048576.0 }, { "G", 1073741824.0 },
+		{ "T", 1099511627776.0 }, { "B", 1.0 },
+	};
+	const char *p = *pp;
+	char *end;
+	double v;
+
+	if (!isdigit((unsigned char)*p))
+		return -1;
+	errno = 0;
+	v = strtod(p, &end);
+	if (errno || end == p || v < 0)
+		return -1;
+	p = skip_ws(end);
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		size_t n = strlen(units[i].s);
+
+		if (!strncmp(p, units[i].s, n) && !isalnum((unsigned char)p[n])) {
+			v *= units[i].m;
+			p += n;
+			break;
+		}
+	}
+	*out = v;
+	*pp = p;
+	return 0;
+}
+
+static int parse_op(const char **pp, enum chk_op *op)
+{
+	static const char *const two[] = { "<=", ">=", "==", "!=" };
+	static const enum chk_op two_op[] = { CHK_LE, CHK_GE, CHK_EQ, CHK_NE };
+	const char *p = *pp;
+
+	for (int i = 0; i < 4; i++)
+		if (!strncmp(p, two[i], 2)) {
+			*op = two_op[i];
+			*pp = p + 2;
+			return 0;
+		}
+	if (*p == '<' || *p == '>') {
+		*op = *p == '<' ? CHK_LT : CHK_GT;
+		*pp = p + 1;
+		return 0;
+	}
+	return -1;
+}
+
+/* The name and scope: "peak", "peak[dev0]", "peak[pid:42]", "peak[rank:1]". */
+static int parse_name(const char **pp, struct chk_rule *r)
+{
+	const char *p = skip_ws(*pp), *s = p;
+	size_t n;
+	int m;
+
+	while (isalnum((unsigned char)*p) || *p == '_')
+		p++;
+	n = (size_t)(p - s);
+	for (m = 0; m < CHK_NMETRICS; m++)
+		if (strlen(metric_names[m]) == n && !strncmp(s, metric_names[m], n))
+			break;
+	if (m == CHK_NMETRICS)
+		return -1;
+	r->metric = (enum chk_metric)m;
+	r->scope = CHK_ALL;
+	p = skip_ws(p);
+	if (*p == '[') {
+		static const char *const kw[] = { "dev", "pid", "rank" };
+		static const enum chk_scope ks[] = { CHK_DEV, CHK_PID, CHK_RANK };
+		char *end;
+		int k;
+
+		p = skip_ws(p + 1);
+		for (k = 0; k < 3; k++)
+			if (!strncmp(p, kw[k], strlen(kw[k])))
+				break;
+		if (k == 3)
+			return -1;
+		p = skip_ws(p + strlen(kw[k]));
+		if (*p == ':')
+			p = skip_ws(p + 1);
+		if (!isdigit((unsigned char)*p))
+			return -1;
+		errno = 0;
+		r->scope_n = strtol(p, &end, 10);
+		if (errno || r->scope_n < 0)
+			return -1;
+		p = skip_ws(end);
+		if (*p != ']')
+			return -1;
+		r->scope = ks[k];
+		p++;
+	}
+	*pp = p;
+	return 0;
+}
+
+int check_is_rule(const char *text)
+{
+	struct chk_rule r;
+	enum chk_op op;
+	const char *p = text;
+
+	if (parse_name(&p, &r))
+		return 0;
+	p = skip_ws(p);
+	return parse_op(&p, &op) == 0;
+}
+
+int check_rule_add(struct chk_rules *rs, const char *text, char *err, size_t errlen)
+{
+	struct chk_rule r, *grown;
+	const char *p = text;
+	char scope[48] = "", buf[256];
+	double v;
+
+	memset(&r, 0, sizeof(r));
+	if (parse_name(&p, &r)) {
+		seterr(err, errlen, "bad rule '%s': expected a figure (peak, allocated_peak, "
+		       "live_at_exit, failures, oom_retries, untraced, shm_left), optionally "
+		       "[devN], [pid:N] or [rank:N]", text);
+		return -1;
+	}
+	p = skip_ws(p);
+	if (parse_op(&p, &r.op)) {
+		seterr(err, errlen, "bad rule '%s': expected <=, <, >=, >, == or != after %s", text,
+		       metric_names[r.metric]);
+		return -1;
+	}
+	p = skip_ws(p);
+	if (!strncmp(p, "baseline", 8)) {
+		r.relative = 1;
+		p = skip_ws(p + 8);
+		if (*p == '+' || *p == '-') {
+			int neg = *p == '-';
+
+			p = skip_ws(p + 1);
+			if (parse_size(&p, &v))
+				goto bad_value;
+			p = skip_ws(p);
+			if (*p == '%') {
+				r.pct = neg ? -v : v;
+				p++;
+			} else {
+				r.add = neg ? -(int64_t)llround(v) : (int64_t)llround(v);
+			}
+		}
+	} else {
+		if (parse_size(&p, &v) || v > 1.8e19)
+			goto bad_value;
+		r.limit = (uint64_t)llround(v);
+	}
+	if (*skip_ws(p))
+		goto bad_value;
+	if (r.scope != CHK_ALL)
+		snprintf(scope, sizeof(scope), r.scope == CHK_DEV ? "[dev%ld]" : r.scope == CHK_PID ?
+			 "[pid:%ld]" : "[rank:%ld]", r.scope_n);
+	{
+		const char *v0 = skip_ws(text);
+		const char *val = v0;
+
+		/* the value as written, after the operator */
+		while (*val && !strchr("<>=!", *val))
+			val++;
+		while (*val && strchr("<>=!", *val))
+			val++;
+		snprintf(buf, sizeof(buf), "%s%s %s %s", metric_names[r.metric], scope,
+			 op_names[r.op], skip_ws(val));
+		for (size_t n = strlen(buf); n && isspace((unsigned char)buf[n - 1]); n--)
+			buf[n - 1] = 0;
+	}
+	if (!(r.text = strdup(buf)) ||
+	    !(grown = realloc(rs->r, ((size_t)rs->n + 1) * sizeof(*rs->r)))) {
+		free(r.text);
+		seterr(err, errlen, "out of memory");
+		return -1;
+	}
+	rs->r = grown;
+	rs->r[rs->n++] = r;
+	return 0;
+bad_value:
+	seterr(err, errlen, "bad rule '%s': expected a size (8GiB, 512MiB, 0), a count, or "
+	       "baseline [+|- N[%%|unit]]", text);
+	return -1;
+}
+
+int check_supp_add(struct chk_rules *rs, const char *text, char *err, size_t errlen)
+{
+	struct chk_supp s, *grown;
+	const char *g;
+
+	memset(&s, 0, sizeof(s));
+	text = skip_ws(text);
+	if (strncmp(text, "leak", 4) || (*skip_ws(text + 4) != ':' && *skip_ws(text + 4) != '=')) {
+		seterr(err, errlen, "bad suppression '%s': expected leak:GLOB", text);
+		return -1;
+	}
+	g = skip_ws(skip_ws(text + 4) + 1);
+	if (!*g) {
+		seterr(err, errlen, "bad suppression '%s': empty pattern", text);
+		return -1;
+	}
+	if (asprintf(&s.text, "leak:%s", g) < 0) {
+		s.text = NULL;
+		goto nomem;
+	}
+	s.glob = s.text + 5;
+	if (!(grown = realloc(rs->s, ((size_t)rs->ns + 1) * sizeof(*rs->s)))) {
+		free(s.text);
+		goto nomem;
+	}
+	rs->s = grown;
+	rs->s[rs->ns++] = s;
+	return 0;
+nomem:
+	seterr(err, errlen, "out of memory");
+	return -1;
+}
+
+struct ini_ctx {
+	struct chk_rules *rs;
+	const char *path;
+	char *err;
+	size_t errlen;
+	int failed;
+};
+
+static int ini_line(void *user, const char *section, const char *name, const char *value)
+{
+	struct ini_ctx *c = user;
+	char line[512], msg[400];
+	int inside = strchr(name, '[') && !strchr(name, ']');
+
+	if (c->failed)
+		return 0;
+	snprintf(line, sizeof(line), "%s%c%s", name, inside ? ':' : '=', value ? value : "");
+	if (!strcmp(section, "rules") || !strcmp(section, "check")) {
+		if (!check_rule_add(c->rs, line, msg, sizeof(msg)))
+			return 1;
+	} else if (!strcmp(section, "suppressions")) {
+		if (!check_supp_add(c->rs, line, msg, sizeof(msg)))
+			return 1;
+	} else {
+		snprintf(msg, sizeof(msg), "unknown section [%s] (expected [rules] or "
+			 "[suppressions])", section);
+	}
+	seterr(c->err, c->errlen, "%s: %s", c->path, msg);
+	c->failed = 1;
+	return 0;
+}
+
+int check_rules_load(struct chk_rules *rs, const char *path, char *err, size_t errlen)
+{
+	struct ini_ctx c = { rs, path, err, errlen, 0 };
+	int r = ini_parse(path, ini_line, &c);
+
+	if (r == -1) {
+		seterr(err, errlen, "cannot open '%s': %s", path, strerror(errno));
+		return -1;
+	}
+	if (c.failed)
+		return -1;
+	if (r) {
+		seterr(err, errlen, "%s:%d: not a rule, a suppression or a [section]", path, r);
+		return -1;
+	}
+	return 0;
+}
+
+void check_rules_free(struct chk_rules *rs)
+{
+	for (int i = 0; i < rs->n; i++)
+		free(rs->r[i].text);
+	for (int i = 0; i < rs->ns; i++)
+		free(rs->s[i].text);
+	free(rs->r);
+	free(rs->s);
+	memset(rs, 0, sizeof(*rs));
+}
+
+int check_has_relative(const struct chk_rules *rs)
+{
+	for (int i = 0; i < rs->n; i++)
+		if (rs->r[i].relative)
+			return 1;
+	return 0;
+}
+
+/* --- evaluation --------------------------------------------------------- */
+
+struct eval {
+	struct chk_rules *rs;
+	const struct report *r;
+	const struct analysis *a;
+	int *supp_of;               /* per a->sites index: suppression, -1 none */
+	struct chk_outcome *out;
+};
+
+static const char *base_name(const char *p)
+{
+	const char *s = strrchr(p, '/');
+
+	return s ? s + 1 : p;
+}
+
+static int glob_hit(const char *glob, const char *s)
+{
+	return s && *s && (!fnmatch(glob, s, 0) || !fnmatch(glob, base_name(s), 0));
+}
+
+static int supp_match(const struct chk_rules *rs, const struct sym_stack *st)
+{
+	for (int k = 0; st && k < rs->ns; k++)
+		for (int i = 0; i < st->nframes; i++) {
+			const struct sym_frame *fr = &st->frames[i];
+
+			if (glob_hit(rs->s[k].glob, fr->function) || glob_hit(rs->s[k].glob, fr->file) ||
+			    glob_hit(rs->s[k].glob, fr->module))
+				return k;
+		}
+	return -1;
+}
+
+/* The gdev of device n (the first host's), -1 none. */
+static int gdev_of(const struct report *r, long n)
+{
+	for (int g = 0; g < r->ngdevs; g++)
+		if (r->a->devs[r->gdevs[g]].dev == n)
+			return r->gdevs[g];
+	return -1;
+}
+
+/* The process of a pid or rank, -1 none. */
+static int proc_of(const struct analysis *a, enum chk_scope sc, long n)
+{
+	for (int i = 0; i < a->nprocs; i++) {
+		const struct sproc *p = stream_proc(a->s, i);
+
+		if (sc == CHK_PID && rep_pid(a, i) == (uint32_t)n)
+			return i;
+		if (sc == CHK_RANK && p->process && p->process->rank == n)
+			return i;
+	}
+	return -1;
+}
+
+static int cmp(uint64_t v, enum chk_op op, uint64_t lim)
+{
+	switch (op) {
+	case CHK_LE: return v <= lim;
+	case CHK_LT: return v < lim;
+	case CHK_GE: return v >= lim;
+	case CHK_GT: return v > lim;
+	case CHK_EQ: return v == lim;
+	case CHK_NE: return v != lim;
+	}
+	return 0;
+}
+
+static struct chk_result *add_result(struct eval *e, const struct chk_rule *rule, int dev,
+				     int proc)
+{
+	struct chk_outcome *o = e->out;
+	struct chk_result *grown = realloc(o->v, ((size_t)o->n + 1) * sizeof(*o->v)), *x;
+
+	if (!grown)
+		return NULL;
+	o->v = grown;
+	x = &o->v[o->n++];
+	memset(x, 0, sizeof(*x));
+	x->rule = rule;
+	x->dev = dev;
+	x->proc = proc;
+	x->what = metric_words[rule->metric];
+	return x;
+}
+
+/* The top site at a device's peak. */
+static void top_at_peak(const struct report *r, int di, struct chk_result *x)
+{
+	const struct rep_list *l = di >= 0 ? &r->dev_sites[di] : NULL;
+
+	if (l && l->n) {
+		x->st = l->v[0].st;
+		x->site_bytes = l->v[0].bytes;
+	}
+}
+
+/* live_at_exit of the devices matching (dev -1: any; proc -1: any), less
+   the suppressed stacks; the largest stack left is the top site. */
+static void live_at_exit(struct eval *e, int dev, int proc, uint64_t left, struct chk_result *x)
+{
+	const struct analysis *a = e->a;
+	uint64_t hid = 0, best = 0;
+
+	for (uint32_t i = 0; i < a->nsites; i++) {
+		const struct an_site *s = &a->sites[i];
+
+		if (s->host || s->dev < 0 || !s->live || (dev >= 0 && s->dev != dev) ||
+		    (proc >= 0 && s->proc != proc))
+			continue;
+		if (e->supp_of[i] >= 0) {
+			hid += s->live;
+		} else if (s->live > best) {
+			best = s->live;
+			x->st = sym_stack(e->r->sy, a->s, s->proc, s->stack);
+			x->site_bytes = s->live;
+		}
+	}
+	x->suppressed = hid;
+	x->value = left > hid ? left - hid : 0;
+}
+
+/* Failures (and their first stack) of a device or process. */
+static uint64_t count_failures(const struct analysis *a, const struct report *r, int dev,
+			       int proc, struct chk_result *x)
+{
+	uint64_t n = 0;
+
+	for (uint32_t i = 0; i < a->nfailures; i++) {
+		const struct an_failure *f = &a->failures[i];
+
+		if ((dev >= 0 && f->dev != dev) || (proc >= 0 && f->proc != proc))
+			continue;
+		if (!n++) {
+			x->st = sym_stack(r->sy, a->s, f->proc, f->stack);
+			x->site_bytes = f->requested;
+		}
+	}
+	return n;
+}
+
+/* The figure of rule on run r, one result per device where the rule is
+   per device; the results are appended to e->out. */
+static int figures(struct eval *e, const struct chk_rule *rule)
+{
+	const struct report *r = e->r;
+	const struct analysis *a = r->a;
+	int di = -1, pi = -1;
+	struct chk_result *x;
+
+	if (rule->scope == CHK_DEV && (di = gdev_of(r, rule->scope_n)) < 0) {
+		if (!(x = add_result(e, rule, (int)rule->scope_n, -1)))
+			return -1;
+		snprintf(x->missing, sizeof(x->missing), "the run used no device %ld",
+			 rule->scope_n);
+		return 0;
+	}
+	if ((rule->scope == CHK_PID || rule->scope == CHK_RANK) &&
+	    (pi = proc_of(a, rule->scope, rule->scope_n)) < 0) {
+		if (!(x = add_result(e, rule, -1, -1)))
+			return -1;
+		snprintf(x->missing, sizeof(x->missing), "no traced process has %s %ld",
+			 rule->scope == CHK_PID ? "pid" : "rank", rule->scope_n);
+		return 0;
+	}
+	switch (rule->metric) {
+	case CHK_PEAK:
+		if (di >= 0) {
+			if (!(x = add_result(e, rule, a->devs[di].dev, -1)))
+				return -1;
+			x->value = a->devs[di].peak.reserved;
+			top_at_peak(r, di, x);
+		} else if (pi >= 0) {
+			int best = -1;
+
+			if (!(x = add_result(e, rule, -1, pi)))
+				return -1;
+			x->value = a->procs[pi].peak_all;
+			for (int k = 0; k < AN_MAX_DEV; k++) {
+				int pd = a->procs[pi].pdev[k];
+
+				if (pd >= 0 && (best < 0 || a->devs[pd].peak.reserved >
+						 a->devs[best].peak.reserved))
+					best = pd;
+			}
+			top_at_peak(r, best, x);
+		} else {
+			int best = -1;
+
+			if (!(x = add_result(e, rule, -1, -1)))
+				return -1;
+			x->value = a->gpeak_all;
+			for (int g = 0; g < r->ngdevs; g++)
+				if (best < 0 || a->devs[r->gdevs[g]].peak.reserved >
+				    a->devs[best].peak.reserved)
+					best = r->gdevs[g];
+			if (r->ngdevs == 1)
+				x->dev = a->devs[best].dev;
+			top_at_peak(r, best, x);
+		}
+		return 0;
+	case CHK_ALLOCATED_PEAK:
+	case CHK_UNTRACED:
+		for (int k = 0; k < (pi >= 0 ? AN_MAX_DEV : r->ngdevs); k++) {
+			int d = pi >= 0 ? a->procs[pi].pdev[k] : r->gdevs[k];
+			const struct an_peak *pk;
+
+			if (d < 0 || (di >= 0 && d != di))
+				continue;
+			pk = &a->devs[d].peak;
+			if (!(x = add_result(e, rule, a->devs[d].dev, pi)))
+				return -1;
+			if (rule->metric == CHK_ALLOCATED_PEAK) {
+				x->value = pk->allocated;
+				top_at_peak(r, d, x);
+			} else if (!pk->has_sample) {
+				snprintf(x->missing, sizeof(x->missing),
+					 "no memory sample of the device near its peak");
+			} else {
+				x->value = pk->untraced > 0 ? (uint64_t)pk->untraced : 0;
+			}
+		}
+		return 0;
+	case CHK_LIVE_AT_EXIT: {
+		uint64_t left = 0;
+
+		if (!(x = add_result(e, rule, di >= 0 ? a->devs[di].dev : -1, pi)))
+			return -1;
+		if (di >= 0) {
+			left = a->devs[di].left_at_exit;
+		} else if (pi >= 0) {
+			for (int k = 0; k < AN_MAX_DEV; k++)
+				if (a->procs[pi].pdev[k] >= 0)
+					left += a->devs[a->procs[pi].pdev[k]].left_at_exit;
+		} else {
+			for (int g = 0; g < r->ngdevs; g++)
+				left += a->devs[r->gdevs[g]].left_at_exit;
+			if (r->ngdevs == 1)
+				x->dev = a->devs[r->gdevs[0]].dev;
+		}
+		live_at_exit(e, di >= 0 ? a->devs[di].dev : -1, pi, left, x);
+		return 0;
+	}
+	case CHK_FAILURES:
+		if (!(x = add_result(e, rule, di >= 0 ? a->devs[di].dev : -1, pi)))
+			return -1;
+		x->value = count_failures(a, r, di >= 0 ? a->devs[di].dev : -1, pi, x);
+		if (di < 0 && pi < 0) {
+			x->value = a->failures_total;
+			if (r->ngdevs == 1)
+				x->dev = a->devs[r->gdevs[0]].dev;
+		}
+		return 0;
+	case CHK_OOM_RETRIES:
+		if (!(x = add_result(e, rule, di >= 0 ? a->devs[di].dev : -1, pi)))
+			return -1;
+		for (uint32_t i = 0; i < a->noomsigs; i++) {
+			const struct an_oomsig *s = &a->oomsigs[i];
+
+			if ((di >= 0 && s->dev != a->devs[di].dev) || (pi >= 0 && s->proc != pi))
+				continue;
+			if (!x->value++) {
+				/* the failure the retry followed */
+				for (uint32_t k = 0; k < a->nfailures; k++)
+					if (a->failures[k].time == s->time &&
+					    a->failures[k].proc == s->proc) {
+						x->st = sym_stack(r->sy, a->s, s->proc,
+								  a->failures[k].stack);
+						x->site_bytes = s->requested;
+						break;
+					}
+				if (x->dev < 0)
+					x->dev = s->dev;
+				if (x->proc < 0 && a->nprocs > 1)
+					x->proc = s->proc;
+			}
+		}
+		return 0;
+	case CHK_SHM_LEFT:
+		if (!(x = add_result(e, rule, -1, pi)))
+			return -1;
+		if (di >= 0) {
+			snprintf(x->missing, sizeof(x->missing), "/dev/shm belongs to no device");
+			return 0;
+		}
+		if (pi >= 0 && r->shm.per_proc && pi < r->shm.nprocs)
+			x->value = r->shm.per_proc[pi].present_bytes;
+		else if (pi < 0)
+			x->value = r->shm.all.present_bytes;
+		for (uint32_t i = 0; i < r->shm.nsegs; i++) {
+			const struct shm_seg *s = &r->shm.segs[i];
+
+			if (!s->unlinked && !s->attached && (pi < 0 || s->proc == pi)) {
+				x->st = sym_stack(r->sy, a->s, s->proc, s->stack);
+				x->site_bytes = s->size;
+				break;
+			}
+		}
+		return 0;
+	case CHK_NMETRICS:
+		break;
+	}
+	return 0;
+}
+
+/* The baseline's figure for the same rule and place: the first result. */
+static int baseline_of(struct eval *be, const struct chk_rule *rule, const struct chk_result *x,
+		       uint64_t *v)
+{
+	int from = be->out->n;
+
+	if (figures(be, rule))
+		return -1;
+	for (int i = from; i < be->out->n; i++) {
+		const struct chk_result *b = &be->out->v[i];
+
+		if (!b->missing[0] && (b->dev == x->dev || b->dev < 0 || x->dev < 0)) {
+			*v = b->value;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static int *suppressed_sites(struct chk_rules *rs, const struct report *r, int count)
+{
+	const struct analysis *a = r->a;
+	int *of = calloc(a->nsites ? a->nsites : 1, sizeof(int));
+
+	if (!of)
+		return NULL;
+	for (uint32_t i = 0; i < a->nsites; i++) {
+		const struct an_site *s = &a->sites[i];
+
+		of[i] = -1;
+		if (!rs->ns || s->host || s->dev < 0 || !s->live)
+			continue;
+		of[i] = supp_match(rs, sym_stack(r->sy, a->s, s->proc, s->stack));
+		if (of[i] >= 0 && count) {
+			rs->s[of[i]].bytes += s->live;
+			rs->s[of[i]].count += s->count;
+		}
+	}
+	return of;
+}
+
+int check_eval(struct chk_rules *rs, const struct report *r, const struct report *base,
+	       struct chk_outcome *out, char *err, size_t errlen)
+{
+	struct chk_outcome bout = { NULL, 0, 0 };
+	struct eval e = { rs, r, r->a, NULL, out }, be = { rs, base, base ? base->a : NULL, NULL,
+							     &bout };
+	int rc = -1;
+
+	memset(out, 0, sizeof(*out));
+	for (int i = 0; i < rs->ns; i++)
+		rs->s[i].bytes = rs->s[i].count = 0;
+	if (!(e.supp_of = suppressed_sites(rs, r, 1)) ||
+	    (base && !(be.supp_of = suppressed_sites(rs, base, 0))))
+		goto nomem;
+	for (int i = 0; i < rs->n; i++) {
+		const struct chk_rule *rule = &rs->r[i];
+		int from = out->n;
+
+		if (rule->relative && !base) {
+			seterr(err, errlen, "rule '%s' needs a baseline (--baseline FILE)", rule->text);
+			goto out;
+		}
+		if (figures(&e, rule))
+			goto nomem;
+		for (int k = from; k < out->n; k++) {
+			struct chk_result *x = &out->v[k];
+
+			if (x->missing[0]) {
+				x->pass = 0;
+			} else if (rule->relative) {
+				uint64_t b = 0;
+				double lim;
+				int got = baseline_of(&be, rule, x, &b);
+
+				if (got < 0)
+					goto nomem;
+				x = &out->v[k];
+				if (!got) {
+					snprintf(x->missing, sizeof(x->missing),
+						 "the baseline has no such figure");
+					x->pass = 0;
+					continue;
+				}
+				lim = (double)b + (double)b * rule->pct / 100.0 + (double)rule->add;
+				x->baseline = b;
+				x->has_baseline = 1;
+				x->limit = lim <= 0 ? 0 : (uint64_t)floor(lim);
+				x->pass = cmp(x->value, rule->op, x->limit);
+			} else {
+				x->limit = rule->limit;
+				x->pass = cmp(x->value, rule->op, x->limit);
+			}
+		}
+	}
+	for (int i = 0; i < out->n; i++)
+		out->failed += !out->v[i].pass;
+	rc = 0;
+	goto out;
+nomem:
+	seterr(err, errlen, "out of memory");
+out:
+	free(e.supp_of);
+	free(be.supp_of);
+	check_outcome_free(&bout);
+	return rc;
+}
+
+void check_outcome_free(struct chk_outcome *o)
+{
+	free(o->v);
+	memset(o, 0, sizeof(*o));
+}

@@ -1,0 +1,110 @@
+/*
+ * check.h - `memtrace check`: rules over the figures of a run (peak,
+ * allocated_peak, live_at_exit, failures, oom_retries, untraced, shm_left),
+ * suppressions of memory kept on purpose until exit, and their evaluation.
+ *
+ * Every figure is read from the run model (struct report and its analysis,
+ * as docs/analysis.md defines them); nothing is recomputed here, except
+ * that live_at_exit leaves out what suppressions hide. docs/check.md is the
+ * user's side: syntax, scopes, output, exit status.
+ *
+ * Functions return 0 / -1 (NULL) with a message in err; they never print.
+ */
+#ifndef MEMTRACE_CHECK_H
+#define MEMTRACE_CHECK_H
+
+#include <stdint.h>
+
+#include "model/report.h"
+
+enum chk_metric {
+	CHK_PEAK, CHK_ALLOCATED_PEAK, CHK_LIVE_AT_EXIT, CHK_FAILURES, CHK_OOM_RETRIES,
+	CHK_UNTRACED, CHK_SHM_LEFT, CHK_NMETRICS
+};
+enum chk_scope { CHK_ALL, CHK_DEV, CHK_PID, CHK_RANK };
+enum chk_op { CHK_LE, CHK_LT, CHK_GE, CHK_GT, CHK_EQ, CHK_NE };
+
+struct chk_rule {
+	char *text;                 /* as written, normalized: "peak[dev0] <= 8GiB" */
+	enum chk_metric metric;
+	enum chk_scope scope;
+	long scope_n;               /* device index, pid or rank */
+	enum chk_op op;
+	int relative;               /* limit = baseline's figure + add + pct */
+	uint64_t limit;             /* absolute limit (bytes or a count) */
+	int64_t add;                /* relative: bytes (or count) added */
+	double pct;                 /* relative: percent of the baseline added */
+};
+
+/* Memory kept on purpose: "leak:GLOB", matched on every frame's function,
+   file (path or base name) and module (path or base name) with fnmatch. */
+struct chk_supp {
+	char *text;                 /* "leak:keep_loss" */
+	char *glob;
+	uint64_t bytes, count;      /* what it hid (filled by check_eval) */
+};
+
+struct chk_rules {
+	struct chk_rule *r;
+	int n;
+	struct chk_supp *s;
+	int ns;
+};
+
+/* One figure a rule was checked against (one per device for the rules
+   that are per device). */
+struct chk_result {
+	const struct chk_rule *rule;
+	int pass;
+	uint64_t value;             /* the figure */
+	uint64_t limit;             /* the limit it was held to (relative: worked out) */
+	uint64_t baseline;          /* relative: the baseline's figure */
+	int has_baseline;
+	int dev;                    /* device index, -1 none */
+	int proc;                   /* process index, -1 none (the run) */
+	uint64_t suppressed;        /* live_at_exit: bytes hidden by suppressions */
+	/* the top site: where to look first; st NULL when none */
+	const struct sym_stack *st;
+	uint64_t site_bytes;
+	const char *what;           /* the figure in words: "peak reserved" */
+	char missing[96];           /* not "": the figure does not exist (why) */
+};
+
+struct chk_outcome {
+	struct chk_result *v;
+	int n, failed;
+};
+
+/* A rule "name op value", e.g. "peak[rank:1] <= baseline + 5%". */
+int check_rule_add(struct chk_rules *rs, const char *text, char *err, size_t errlen);
+/* A suppression "leak:GLOB". */
+int check_supp_add(struct chk_rules *rs, const char *text, char *err, size_t errlen);
+/* The rules and suppressions of an INI file (docs/check.md). */
+int check_rules_load(struct chk_rules *rs, const char *path, char *err, size_t errlen);
+void check_rules_free(struct chk_rules *rs);
+/* 1 when text reads as a rule (a name then an operator). */
+int check_is_rule(const char *text);
+int check_has_relative(const struct chk_rules *rs);
+
+/* Evaluates every rule on r; base (NULL: none) is the baseline run for the
+   relative rules. Fills the suppressions' bytes. */
+int check_eval(struct chk_rules *rs, const struct report *r, const struct report *base,
+	       struct chk_outcome *out, char *err, size_t errlen);
+void check_outcome_free(struct chk_outcome *o);
+
+const char *check_op_name(enum chk_op op);
+
+/* views/check-*.c */
+int check_text(const struct chk_rules *rs, const struct chk_outcome *o, const struct report *r,
+	       FILE *f);
+int check_json(const struct chk_rules *rs, const struct chk_outcome *o, const struct report *r,
+	       FILE *f);
+int check_junit(const struct chk_rules *rs, const struct chk_outcome *o, const struct report *r,
+		FILE *f);
+/* One result in words, without the rule (check-text.c): "live at exit
+   20.0 MiB on device 0 ...; top site keep_loss at leak.c:40 (20.0 MiB)". */
+void check_describe(FILE *f, const struct report *r, const struct chk_result *x);
+/* "keep_loss at samples/leak.c:40", or NULL when x has no site. */
+const char *check_site(char *buf, size_t len, const struct chk_result *x);
+
+#endif
