@@ -1,10 +1,13 @@
 /*
  * cmd-run.c - memtrace run [-o FILE] [--depth N] [--no-follow]
- * [--no-summary] [--no-torch] [--torch-snapshot] [--] CMD...: runs CMD with
+ * [--no-summary] [--no-torch] [--torch-snapshot] [--check RULES]
+ * [--require-trace] [--] CMD...: runs CMD with
  * libmemtrace.so preloaded (and memtrace's Python bootstrap first on
  * PYTHONPATH, for PyTorch's allocator history: docs/torch.md), waits
  * for it, sums up the run from its traces (the analysis of `memtrace
- * report`, without a database) or lists them, and exits with CMD's status.
+ * report`, without a database) or lists them, and exits with CMD's status
+ * (when CMD succeeded: 3 for --require-trace without a trace, else the
+ * status of `memtrace check` for --check).
  *
  * The command talks to the library only through the MEMTRACE_* variables of
  * docs/environment.md. It picks a random MEMTRACE_RUN_ID, which the library
@@ -37,6 +40,7 @@
 
 #include "cli/cmd.h"
 #include "cli/pipeline.h"
+#include "model/check.h"
 #include "trace/trace-read.h"
 #include "views/format.h"
 
@@ -58,6 +62,10 @@ static const char usage_text[] =
 	"  --no-torch         do not record PyTorch's allocator history (tensors)\n"
 	"  --torch-snapshot   also keep PyTorch's memory snapshot of each process\n"
 	"                     that used it, as STEM.PID.torch.pickle\n"
+	"  --check RULES      then hold the traces to RULES, a rules file or one\n"
+	"                     rule such as 'peak <= 8GiB' (repeat for more; see\n"
+	"                     'memtrace check --help')\n"
+	"  --require-trace    fail (exit 3) when nothing was traced\n"
 	"\n"
 	"Options end at CMD: what follows is CMD's, options included. They take\n"
 	"their value as --opt=V or --opt V (-oFILE or -o FILE).\n"
@@ -71,7 +79,9 @@ static const char usage_text[] =
 	"  memtrace: wrote trace.bin (1 process); next: memtrace report trace.bin\n"
 	"\n"
 	"exit status: CMD's status, 128+N when signal N killed it, 127 when CMD\n"
-	"cannot be found, 126 when it cannot be run; 2 usage error (before CMD runs)\n";
+	"cannot be found, 126 when it cannot be run; 2 usage error (before CMD runs);\n"
+	"when CMD exited 0: 3 with --require-trace when nothing was traced, and\n"
+	"with --check the check's status (0 passed, 1 a rule failed, 2 bad rules)\n";
 
 struct options {
 	const char *output;
@@ -80,6 +90,9 @@ struct options {
 	int no_summary;
 	int no_torch;
 	int torch_snapshot;
+	int require_trace;
+	char **checks;              /* --check RULES, argc entries at most */
+	int nchecks;
 	char **cmd;
 };
 
@@ -94,7 +107,8 @@ struct outpath {
 
 static volatile sig_atomic_t child_pid;
 
-enum { OPT_DEPTH = 256, OPT_NO_FOLLOW, OPT_NO_SUMMARY, OPT_NO_TORCH, OPT_TORCH_SNAPSHOT };
+enum { OPT_DEPTH = 256, OPT_NO_FOLLOW, OPT_NO_SUMMARY, OPT_NO_TORCH, OPT_TORCH_SNAPSHOT,
+       OPT_CHECK, OPT_REQUIRE_TRACE };
 
 static const struct option long_options[] = {
 	{ "help", no_argument, NULL, 'h' },
@@ -104,6 +118,8 @@ static const struct option long_options[] = {
 	{ "no-summary", no_argument, NULL, OPT_NO_SUMMARY },
 	{ "no-torch", no_argument, NULL, OPT_NO_TORCH },
 	{ "torch-snapshot", no_argument, NULL, OPT_TORCH_SNAPSHOT },
+	{ "check", required_argument, NULL, OPT_CHECK },
+	{ "require-trace", no_argument, NULL, OPT_REQUIRE_TRACE },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -119,6 +135,10 @@ static int parse_options(int argc, char **argv, struct options *o)
 
 	memset(o, 0, sizeof(*o));
 	o->output = DEFAULT_OUTPUT;
+	if (!(o->checks = calloc((size_t)argc + 1, sizeof(char *)))) {
+		cli_error("out of memory");
+		return -1;
+	}
 	optind = 0;
 	while ((c = cli_getopt("run", argc, argv, "+:ho:", long_options)) != -1) {
 		switch (c) {
@@ -148,6 +168,24 @@ static int parse_options(int argc, char **argv, struct options *o)
 			break;
 		case OPT_TORCH_SNAPSHOT:
 			o->torch_snapshot = 1;
+			break;
+		case OPT_CHECK: {
+			/* bad rules are a usage error before CMD runs */
+			struct chk_rules rs = { NULL, 0, NULL, 0 };
+			char err[1024];
+			struct stat st;
+			int bad = stat(optarg, &st) == 0 ?
+				check_rules_load(&rs, optarg, err, sizeof(err)) :
+				check_rule_add(&rs, optarg, err, sizeof(err));
+
+			check_rules_free(&rs);
+			if (bad)
+				return -cli_usage_error("run", "--check: %s", err);
+			o->checks[o->nchecks++] = optarg;
+			break;
+		}
+		case OPT_REQUIRE_TRACE:
+			o->require_trace = 1;
 			break;
 		default:
 			return -EXIT_USAGE;
@@ -695,7 +733,8 @@ out:
  * Says what the run wrote on stderr: the summary, or with --no-summary (or
  * when the summary cannot be made) one line per trace.
  */
-static void report_written(const struct options *o, const struct outpath *op, uint64_t run_id)
+static size_t report_written(const struct options *o, const struct outpath *op, uint64_t run_id,
+			     char ***paths)
 {
 	struct written *list = NULL, *grown;
 	size_t n = 0, cap = 0;
@@ -704,7 +743,7 @@ static void report_written(const struct options *o, const struct outpath *op, ui
 
 	if (!d) {
 		cli_error("cannot read '%s': %s", op->dir, strerror(errno));
-		return;
+		return 0;
 	}
 	while ((de = readdir(d))) {
 		if (!is_trace_name(op, de->d_name))
@@ -729,7 +768,45 @@ static void report_written(const struct options *o, const struct outpath *op, ui
 			cli_error("wrote %s%s (pid %u, %llu event%s)", op->shown_dir, list[i].name,
 				  list[i].pid, (unsigned long long)list[i].events,
 				  list[i].events == 1 ? "" : "s");
+	/* the traces' paths, for --check */
+	if (paths && n && (*paths = calloc(n, sizeof(char *))))
+		for (size_t i = 0; i < n; i++) {
+			char path[PATH_MAX + NAME_MAX + 2];
+
+			shown_path(op, &list[i], path, sizeof(path));
+			if (!((*paths)[i] = strdup(path)))
+				n = i;
+		}
 	free(list);
+	return n;
+}
+
+/*
+ * --check: `memtrace check` with each RULES (a file: --rules, else one
+ * rule) on the n traces; its exit status.
+ */
+static int run_check(const struct options *o, char **paths, size_t n)
+{
+	char **argv = calloc(2 * (size_t)o->nchecks + n + 3, sizeof(char *));
+	int argc = 0, rc;
+	struct stat st;
+
+	if (!argv) {
+		cli_error("out of memory");
+		return 1;
+	}
+	argv[argc++] = "check";
+	for (int i = 0; i < o->nchecks; i++) {
+		argv[argc++] = stat(o->checks[i], &st) == 0 ? "--rules" : "--rule";
+		argv[argc++] = o->checks[i];
+	}
+	argv[argc++] = "--";
+	for (size_t i = 0; i < n; i++)
+		argv[argc++] = paths[i];
+	fflush(stderr);
+	rc = cmd_check(argc, argv);
+	free(argv);
+	return rc;
 }
 
 int cmd_run(int argc, char **argv)
@@ -739,17 +816,21 @@ int cmd_run(int argc, char **argv)
 	char lib[PATH_MAX];
 	uint64_t run_id;
 	int r, status, exec_err;
+	char **paths = NULL;
+	size_t n;
 
 	r = parse_options(argc, argv, &o);
-	if (r > 0) {
-		fputs(usage_text, stdout);
-		return 0;
+	if (r) {
+		free(o.checks);
+		if (r > 0)
+			fputs(usage_text, stdout);
+		return r > 0 ? 0 : -r;
 	}
-	if (r < 0)
-		return -r;
 	if (find_library(lib, sizeof(lib)) < 0 || make_outpath(o.output, &op) < 0 ||
-	    prepare_output(o.output, &op) < 0)
+	    prepare_output(o.output, &op) < 0) {
+		free(o.checks);
 		return EXIT_USAGE;
+	}
 
 	run_id = new_run_id();
 	status = run_child(&o, &op, lib, run_id, &exec_err);
@@ -759,8 +840,24 @@ int cmd_run(int argc, char **argv)
 		cli_error("cannot run '%s': %s", o.cmd[0], strerror(exec_err));
 		return exec_status(exec_err);
 	}
-	report_written(&o, &op, run_id);
+	n = report_written(&o, &op, run_id, &paths);
 	if (WIFSIGNALED(status))
-		return 128 + WTERMSIG(status);
-	return WEXITSTATUS(status);
+		status = 128 + WTERMSIG(status);
+	else
+		status = WEXITSTATUS(status);
+	/* the program's failure first; then nothing traced; then the check */
+	if (status == 0 && !n && o.require_trace) {
+		cli_error("--require-trace: the program made no CUDA memory call");
+		status = 3;
+	} else if (status == 0 && o.nchecks && !n) {
+		cli_error("--check: nothing was traced to check");
+		status = 2;
+	} else if (status == 0 && o.nchecks) {
+		status = run_check(&o, paths, n);
+	}
+	for (size_t i = 0; paths && i < n; i++)
+		free(paths[i]);
+	free(paths);
+	free(o.checks);
+	return status;
 }
