@@ -5,13 +5,17 @@
  * --fail-if).
  */
 #include <ctype.h>
+#include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli/cmd.h"
 #include "cli/pipeline.h"
 #include "model/diff.h"
+#include "views/plot.h"
 
 static const char usage_text[] =
 	"usage: memtrace diff [OPTIONS] BEFORE... -- AFTER...\n"
@@ -33,20 +37,25 @@ static const char usage_text[] =
 	"                    percent of the figure before; FIGURE one of peak,\n"
 	"                    allocated_peak, cached, used, untraced, live_at_exit,\n"
 	"                    failures, oom_retries (e.g. 'peak > 5%')\n"
+	"  --plot DIR        also draw the timelines of both runs as an overlay,\n"
+	"                    per device both have: DIR/diff-devN.png (gnuplot),\n"
+	"                    its data in DIR/diff-devN.tsv (time since each run's\n"
+	"                    start; reserved and allocated before, then after)\n"
 	"  --sysroot DIR     look for the recorded binaries under DIR first\n"
 	"  --debug-dir DIR   look for debug files by build id under DIR/.build-id\n"
 	"\n"
 	"The runs are analyzed without a database.\n"
 	"\n"
 	"exit status: 0 compared (and --fail-if did not hold), 1 --fail-if held,\n"
-	"2 usage error, missing file or invalid trace\n";
+	"2 usage error, missing file, invalid trace, or the plot cannot be drawn\n";
 
-enum { OPT_JSON = 256, OPT_FAIL_IF, OPT_SYSROOT, OPT_DEBUG_DIR };
+enum { OPT_JSON = 256, OPT_FAIL_IF, OPT_SYSROOT, OPT_DEBUG_DIR, OPT_PLOT };
 
 static const struct option long_options[] = {
 	{ "help", no_argument, NULL, 'h' },
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "fail-if", required_argument, NULL, OPT_FAIL_IF },
+	{ "plot", required_argument, NULL, OPT_PLOT },
 	{ "sysroot", required_argument, NULL, OPT_SYSROOT },
 	{ "debug-dir", required_argument, NULL, OPT_DEBUG_DIR },
 	{ NULL, 0, NULL, 0 },
@@ -112,7 +121,9 @@ int cmd_diff(int argc, char **argv)
 	struct pipeline pb, pa;
 	struct diff d;
 	struct cond cond = { 0, 0, 0 };
-	const char *fail_if = NULL;
+	const char *fail_if = NULL, *plot_dir = NULL;
+	struct plot_out po;
+	char gp[PATH_MAX], scripts[PATH_MAX + 32];
 	char **before, **after;
 	int sep = argc, nb = 0, na = 0, json = 0, status, c, holds = 0;
 	char err[1024];
@@ -141,6 +152,9 @@ int cmd_diff(int argc, char **argv)
 				return cli_usage_error("diff", "--fail-if '%s': not FIGURE > N[%%|B|KiB|MiB|GiB]",
 						       optarg);
 			break;
+		case OPT_PLOT:
+			plot_dir = optarg;
+			break;
 		case OPT_SYSROOT:
 			o.sym.sysroot = optarg;
 			break;
@@ -164,6 +178,26 @@ int cmd_diff(int argc, char **argv)
 	}
 	if (!nb || !na)
 		return cli_usage_error("diff", "no %s trace given", nb ? "AFTER" : "BEFORE");
+	if (plot_dir) {
+		if (cli_find_gnuplot(gp, sizeof(gp))) {
+			cli_error("gnuplot not found in PATH: install it (e.g. 'apt-get install "
+				  "gnuplot-nox') to draw plots");
+			return EXIT_USAGE;
+		}
+		if (cli_find_scripts(scripts, sizeof(scripts))) {
+			cli_error("cannot find the gnuplot scripts (timeline.gp) in ../scripts or "
+				  "../share/memtrace beside the memtrace executable");
+			return EXIT_USAGE;
+		}
+		if (mkdir(plot_dir, 0777) && errno != EEXIST) {
+			cli_error("cannot create '%s': %s", plot_dir, strerror(errno));
+			return EXIT_USAGE;
+		}
+		po.dir = plot_dir;
+		po.fmt = "png";
+		po.gnuplot = gp;
+		po.scripts = scripts;
+	}
 	if (pipeline_run(&pb, before, nb, &o, warn, &status, err, sizeof(err))) {
 		cli_error("%s", err);
 		pipeline_free(&pb);
@@ -181,10 +215,17 @@ int cmd_diff(int argc, char **argv)
 	} else {
 		if (fail_if)
 			holds = diff_exceeds(&d, (enum diff_figure)cond.fig, cond.limit, cond.pct);
+		int nplots = 0;
+
 		if (json ? diff_json(&d, stdout, fail_if, holds) : diff_text(&d, stdout)) {
 			cli_error("cannot write the comparison");
 			status = EXIT_USAGE;
+		} else if (plot_dir && diff_plot(&d, &po, &nplots, err, sizeof(err))) {
+			cli_error("%s", err);
+			status = EXIT_USAGE;
 		} else {
+			if (plot_dir && !nplots)
+				cli_warn("--plot: no device both runs have, nothing drawn");
 			if (fail_if && !json)
 				printf("\n--fail-if '%s': %s\n", fail_if, holds ? "holds" : "does not hold");
 			status = holds ? 1 : 0;

@@ -55,7 +55,7 @@ static const struct option long_options[] = {
 
 /* --- running gnuplot ----------------------------------------------------- */
 
-static int find_gnuplot(char *buf, size_t len)
+int cli_find_gnuplot(char *buf, size_t len)
 {
 	const char *path = getenv("PATH");
 
@@ -73,7 +73,7 @@ static int find_gnuplot(char *buf, size_t len)
 	return -1;
 }
 
-static int find_scripts(char *buf, size_t len)
+int cli_find_scripts(char *buf, size_t len)
 {
 	char exe[PATH_MAX - 32];
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
@@ -154,13 +154,13 @@ int cmd_plot(int argc, char **argv)
 		free(files);
 		return cli_usage_error("plot", "no trace FILE given");
 	}
-	if (find_gnuplot(gp, sizeof(gp))) {
+	if (cli_find_gnuplot(gp, sizeof(gp))) {
 		cli_error("gnuplot not found in PATH: install it (e.g. 'apt-get install gnuplot-nox') "
 			  "to draw plots");
 		free(files);
 		return 1;
 	}
-	if (find_scripts(scripts, sizeof(scripts))) {
+	if (cli_find_scripts(scripts, sizeof(scripts))) {
 		cli_error("cannot find the gnuplot scripts (timeline.gp) in ../scripts or "
 			  "../share/memtrace beside the memtrace executable");
 		free(files);

@@ -45,5 +45,9 @@ int cli_is_help(const char *arg);
  */
 int cli_getopt(const char *cmd, int argc, char **argv, const char *optstring,
 	       const struct option *longopts);
+/* cmd-plot.c: gnuplot in PATH, and the folder of the gnuplot scripts beside
+   the executable (../scripts or ../share/memtrace); 0 found, -1 not. */
+int cli_find_gnuplot(char *buf, size_t len);
+int cli_find_scripts(char *buf, size_t len);
 
 #endif

@@ -85,4 +85,11 @@ int diff_exceeds(const struct diff *d, enum diff_figure f, double limit, int pct
 int diff_text(const struct diff *d, FILE *f);
 int diff_json(const struct diff *d, FILE *f, const char *fail_if, int fail_holds);
 
+/* views/diff-plot.c: the timelines of both runs as an overlay, per device
+   both have, into o->dir (diff-devN.tsv, .marks.tsv, .png); *nplots the
+   devices drawn. Returns 0, or -1 with a message in err. */
+struct plot_out;
+int diff_plot(const struct diff *d, const struct plot_out *o, int *nplots, char *err,
+	      size_t errlen);
+
 #endif

@@ -598,6 +598,12 @@ static int gnuplot(const struct plot_out *o, const char *script, const char *con
 	return 0;
 }
 
+int plot_gnuplot(const struct plot_out *o, const char *script, const char *const *args,
+		 char *err, size_t errlen)
+{
+	return gnuplot(o, script, args, err, errlen);
+}
+
 /* --- one device ---------------------------------------------------------- */
 
 #define PATHLEN (PATH_MAX + 128)

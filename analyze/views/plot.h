@@ -54,6 +54,10 @@ struct plot_out {
 int plot_device(const struct report *r, const struct plot_map *m, int di,
 		const struct plot_out *o, char *err, size_t errlen);
 
+/* Runs gnuplot -c SCRIPTS/script with args (NULL-ended, at most 8). */
+int plot_gnuplot(const struct plot_out *o, const char *script, const char *const *args,
+		 char *err, size_t errlen);
+
 /* The label of a site in the sites plot: its main frame, then the first
    frame outward that tells it apart from the other sites of list l. */
 void plot_site_label(const struct rep_list *l, int i, char *buf, size_t len);
