@@ -5,7 +5,8 @@
 #   scripts/install-deps.sh --check  only check; one line per missing piece
 #
 # Debian packages: libunwind-dev libdw-dev libelf-dev libsqlite3-dev
-# libinih-dev (the rules files of `memtrace check`)
+# libinih-dev (the rules files of `memtrace check`), libjson-c-dev (its
+# --baseline given as a report's JSON)
 # gnuplot-nox, sqlite3 (the shell, to query a report's database; the tests
 # use it), tmux (a terminal, for the test of the progress line), xxd (the
 # build turns the page of `memtrace view` into C arrays with it), plus gcc
@@ -36,6 +37,7 @@ need libdw-dev have_header elfutils/libdw.h
 need libelf-dev have_header gelf.h
 need libsqlite3-dev have_header sqlite3.h
 need libinih-dev have_header ini.h
+need libjson-c-dev have_header json-c/json.h
 need sqlite3 command -v sqlite3
 need gnuplot-nox command -v gnuplot
 need tmux command -v tmux

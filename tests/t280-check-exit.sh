@@ -39,6 +39,18 @@ peak <= 112MiB (device 0) | ok
 live_at_exit <= 0 (device 0) | live at exit 20.0 MiB (20971520 B) on device 0; top site keep_loss at samples/leak.c:54 (20.0 MiB)
 failures == 0 (device 0) | ok" "junit: parsed"
 
+# a baseline JSON that is not a report, or of a newer format
+printf '{"before": {}}\n' >"$T/notrep.json"
+expect_eq "$(st "$MEMTRACE" check --baseline "$T/notrep.json" "peak <= baseline" "$T/trace.bin")" 2 "baseline JSON not a report"
+expect_eq "$(cat "$T/err")" "memtrace: '$T/notrep.json' is not the JSON of memtrace report (no format_version, devices and peak_all_devices)" "baseline JSON not a report: message"
+printf '{"format_version": 99, "devices": [], "peak_all_devices": {}}\n' >"$T/newer.json"
+expect_eq "$(st "$MEMTRACE" check --baseline "$T/newer.json" "peak <= baseline" "$T/trace.bin")" 2 "baseline JSON newer"
+expect_eq "$(cat "$T/err")" "memtrace: '$T/newer.json' is a report of format_version 99; this memtrace reads up to 2" "baseline JSON newer: message"
+printf '{"format_version": 2,' >"$T/cut.json"
+expect_eq "$(st "$MEMTRACE" check --baseline "$T/cut.json" "peak <= baseline" "$T/trace.bin")" 2 "baseline JSON cut short"
+expect_eq "$(wc -l <"$T/err")" 1 "baseline JSON cut short: one line"
+grep -q "^memtrace: cannot read '$T/cut.json' as JSON: " "$T/err" || fail "baseline JSON cut short: $(cat "$T/err")"
+
 # --- memtrace run --check / --require-trace ---------------------------------
 r() { sim "$MEMTRACE" run --no-summary -o "$T/run.bin" "$@" >"$T/out" 2>"$T/err"; echo $?; }
 expect_eq "$(r --check "live_at_exit <= 20MiB" -- "$SAMPLES/leak")" 0 "run --check: passes"
@@ -57,4 +69,18 @@ expect_eq "$(r -- true)" 0 "no --require-trace: nothing traced passes"
 expect_eq "$(r --require-trace -- false)" 1 "--require-trace: the program's failure first"
 expect_eq "$(r --require-trace -- "$SAMPLES/leak")" 0 "--require-trace: traced"
 expect_eq "$(r --check "failures == 0" -- true)" 2 "--check: nothing traced to check"
+# run --check --junit and --json: the check's output (its JSON after the
+# program's own line on stdout)
+expect_eq "$(r --check "live_at_exit <= 0" --check "peak <= 112MiB" --junit "$T/run.xml" --json -- "$SAMPLES/leak")" 1 "run --check --junit --json: status"
+expect_eq "$(python3 -c 'import sys, xml.etree.ElementTree as E
+s = E.parse(sys.argv[1]).getroot().find("testsuite")
+print(s.get("tests"), s.get("failures"))
+for c in s.findall("testcase"):
+    print(c.get("name"), "|", "FAIL" if c.find("failure") is not None else "ok")' "$T/run.xml")" "2 1
+live_at_exit <= 0 (device 0) | FAIL
+peak <= 112MiB (device 0) | ok" "run --check --junit: parsed"
+expect_eq "$(python3 -c 'import json, sys
+s = open(sys.argv[1]).read(); r = json.loads(s[s.index("{"):])
+print(r["passed"], r["checks"], r["failed"], [(x["rule"], x["value"]) for x in r["results"]])' "$T/out")" "False 2 1 [('live_at_exit <= 0', 20971520), ('peak <= 112MiB', 117440512)]" "run --check --json: parsed"
+expect_eq "$(r --junit "$T/nocheck.xml" -- true)" 2 "run --junit without --check"
 exit 0

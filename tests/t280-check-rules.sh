@@ -112,4 +112,25 @@ live_at_exit <= baseline | pass 0 0 dev=0" "baseline: results"
 # the other way round: the checkpointed run is within the baseline
 "$MEMTRACE" check --baseline "$T/act.bin" "peak <= baseline" "$T/ckpt.bin" >/dev/null
 expect_eq "$?" 0 "baseline: checkpointed run passes"
+# the baseline as the JSON of `memtrace report --json`: the same figures
+"$MEMTRACE" report --json --no-db "$T/ckpt.bin" >"$T/ckpt.json" 2>"$T/err" || fail "report --json: $(cat "$T/err")"
+check reljson --baseline "$T/ckpt.json" "peak <= baseline + 5%" "peak <= baseline + 37.5%" \
+	"peak <= baseline + 48MiB" "peak < baseline + 48MiB" "live_at_exit <= baseline" \
+	"peak[dev0] <= baseline + 37.5%" "allocated_peak <= baseline + 37.5%" "failures <= baseline" \
+	"oom_retries <= baseline" "shm_left <= baseline" "$T/act.bin"
+expect_eq "$rc" 1 "JSON baseline: exit status"
+expect_eq "$(results "$T/reljson.json")" "peak <= baseline + 5% | FAIL $((176 * MiB)) $((128 * MiB * 105 / 100)) dev=0
+peak <= baseline + 37.5% | pass $((176 * MiB)) $((176 * MiB)) dev=0
+peak <= baseline + 48MiB | pass $((176 * MiB)) $((176 * MiB)) dev=0
+peak < baseline + 48MiB | FAIL $((176 * MiB)) $((176 * MiB)) dev=0
+live_at_exit <= baseline | pass 0 0 dev=0
+peak[dev0] <= baseline + 37.5% | pass $((176 * MiB)) $((176 * MiB)) dev=0
+allocated_peak <= baseline + 37.5% | pass $((176 * MiB)) $((176 * MiB)) dev=0
+failures <= baseline | pass 0 0 dev=0
+oom_retries <= baseline | pass 0 0 
+shm_left <= baseline | pass 0 0 " "JSON baseline: results"
+# the text is the same as with the baseline trace
+"$MEMTRACE" check --baseline "$T/ckpt.bin" "peak <= baseline + 5%" "peak <= baseline + 37.5%" "$T/act.bin" >"$T/rel-bin.txt"
+"$MEMTRACE" check --baseline "$T/ckpt.json" "peak <= baseline + 5%" "peak <= baseline + 37.5%" "$T/act.bin" >"$T/rel-json.txt"
+expect_eq "$(cat "$T/rel-json.txt")" "$(cat "$T/rel-bin.txt")" "JSON baseline: text as with the trace"
 exit 0

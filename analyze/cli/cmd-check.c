@@ -1,6 +1,6 @@
 /*
  * cmd-check.c - memtrace check [RULE...] [-r RULE] [--rules FILE]
- * [-s leak:GLOB] [--baseline FILE] [--json] [--junit FILE] FILE...: holds
+ * [-s leak:GLOB] [--baseline FILE|FILE.json] [--json] [--junit FILE] FILE...: holds
  * the run's figures to rules (model/check.h) and exits 1 when one is
  * broken, so that a CI step fails with a line that says what to fix.
  * docs/check.md is the user's documentation.
@@ -41,7 +41,8 @@ static const char usage_text[] =
 	"  -s, --suppress leak:GLOB  memory kept on purpose: the stacks with a frame\n"
 	"                          whose function, file or module matches GLOB are\n"
 	"                          left out of live_at_exit\n"
-	"  --baseline FILE         the baseline run's trace (repeat for each process)\n"
+	"  --baseline FILE         the baseline run's trace (repeat for each process),\n"
+	"                          or the JSON of its 'memtrace report --json'\n"
 	"  --json                  the results as JSON (see docs/check.md)\n"
 	"  --junit FILE            also write the results as JUnit XML to FILE\n"
 	"  --sysroot DIR           look for the recorded binaries under DIR first\n"
@@ -77,6 +78,22 @@ static int exists(const char *path)
 	return stat(path, &st) == 0;
 }
 
+/* 1 when path starts (after blanks) with '{': a report's JSON, not a
+   trace. */
+static int is_json(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	int c = EOF;
+
+	if (!f)
+		return 0;
+	do
+		c = getc(f);
+	while (c == ' ' || c == '\t' || c == '\n' || c == '\r');
+	fclose(f);
+	return c == '{';
+}
+
 static int analyze(struct pipeline *p, char **files, int n, const struct pipeline_opts *o)
 {
 	char err[1024];
@@ -100,6 +117,7 @@ int cmd_check(int argc, char **argv)
 	const char *junit = NULL;
 	int nfiles = 0, nbase = 0, json = 0, rules_files = 0, status = EXIT_USAGE, c;
 	int have_p = 0, have_bp = 0;
+	struct chk_jbase *jbase = NULL;
 	char err[1024];
 
 	memset(&o, 0, sizeof(o));
@@ -179,12 +197,23 @@ int cmd_check(int argc, char **argv)
 	if (analyze(&p, files, nfiles, &o))
 		goto out;
 	have_p = 1;
-	if (nbase) {
+	for (int i = 0; i < nbase; i++) {
+		if (!is_json(base[i]))
+			continue;
+		if (nbase > 1) {
+			status = cli_usage_error("check", "--baseline '%s' is a report's JSON: give "
+						 "it alone, not with traces", base[i]);
+			goto out;
+		}
+		if (check_jbase_load(base[i], &jbase, err, sizeof(err)))
+			goto bad;
+	}
+	if (nbase && !jbase) {
 		if (analyze(&bp, base, nbase, &o))
 			goto out;
 		have_bp = 1;
 	}
-	if (check_eval(&rs, &p.r, have_bp ? &bp.r : NULL, &out, err, sizeof(err))) {
+	if (check_eval_with(&rs, &p.r, have_bp ? &bp.r : NULL, jbase, &out, err, sizeof(err))) {
 		cli_error("%s", err);
 		goto out;
 	}
@@ -206,6 +235,7 @@ bad:
 out:
 	check_outcome_free(&out);
 	check_rules_free(&rs);
+	check_jbase_free(jbase);
 	if (have_p)
 		pipeline_free(&p);
 	if (have_bp)

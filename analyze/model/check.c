@@ -711,6 +711,13 @@ static int *suppressed_sites(struct chk_rules *rs, const struct report *r, int c
 int check_eval(struct chk_rules *rs, const struct report *r, const struct report *base,
 	       struct chk_outcome *out, char *err, size_t errlen)
 {
+	return check_eval_with(rs, r, base, NULL, out, err, errlen);
+}
+
+int check_eval_with(struct chk_rules *rs, const struct report *r, const struct report *base,
+		    const struct chk_jbase *jbase, struct chk_outcome *out, char *err,
+		    size_t errlen)
+{
 	struct chk_outcome bout = { NULL, 0, 0 };
 	struct eval e = { rs, r, r->a, NULL, out }, be = { rs, base, base ? base->a : NULL, NULL,
 							     &bout };
@@ -726,7 +733,7 @@ int check_eval(struct chk_rules *rs, const struct report *r, const struct report
 		const struct chk_rule *rule = &rs->r[i];
 		int from = out->n;
 
-		if (rule->relative && !base) {
+		if (rule->relative && !base && !jbase) {
 			seterr(err, errlen, "rule '%s' needs a baseline (--baseline FILE)", rule->text);
 			goto out;
 		}
@@ -740,7 +747,8 @@ int check_eval(struct chk_rules *rs, const struct report *r, const struct report
 			} else if (rule->relative) {
 				uint64_t b = 0;
 				double lim;
-				int got = baseline_of(&be, rule, x, &b);
+				int got = jbase ? check_jbase_figure(jbase, rule, x->dev, &b) :
+					  baseline_of(&be, rule, x, &b);
 
 				if (got < 0)
 					goto nomem;

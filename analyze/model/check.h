@@ -90,7 +90,21 @@ int check_has_relative(const struct chk_rules *rs);
    relative rules. Fills the suppressions' bytes. */
 int check_eval(struct chk_rules *rs, const struct report *r, const struct report *base,
 	       struct chk_outcome *out, char *err, size_t errlen);
+/* The same with the baseline given as the JSON of `memtrace report --json`
+   (check-base.c) when jbase is not NULL. */
+struct chk_jbase;
+int check_eval_with(struct chk_rules *rs, const struct report *r, const struct report *base,
+		    const struct chk_jbase *jbase, struct chk_outcome *out, char *err,
+		    size_t errlen);
 void check_outcome_free(struct chk_outcome *o);
+
+/* check-base.c: loads path, a report's JSON of a format_version this
+   memtrace reads; the figure of rule for a result on device dev (-1: none)
+   into v: 1, or 0 when the JSON does not hold it. */
+int check_jbase_load(const char *path, struct chk_jbase **b, char *err, size_t errlen);
+void check_jbase_free(struct chk_jbase *b);
+int check_jbase_figure(const struct chk_jbase *b, const struct chk_rule *rule, int dev,
+		       uint64_t *v);
 
 const char *check_op_name(enum chk_op op);
 

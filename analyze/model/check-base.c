@@ -1,0 +1,199 @@
+/*
+ * check-base.c - a baseline for `memtrace check` given as the JSON of
+ * `memtrace report --json` (docs/report-json.md) instead of its traces:
+ * the figures of the relative rules, read with json-c. docs/check.md maps
+ * each figure to its key.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "model/check.h"
+
+struct chk_jbase {
+	json_object *root;
+};
+
+static json_object *key(json_object *o, const char *k)
+{
+	json_object *v;
+
+	return o && json_object_object_get_ex(o, k, &v) ? v : NULL;
+}
+
+/* An integer member; 0 when it is missing or null. */
+static int num(json_object *o, const char *k, uint64_t *v)
+{
+	json_object *x = key(o, k);
+	int64_t n;
+
+	if (!x || !json_object_is_type(x, json_type_int))
+		return 0;
+	n = json_object_get_int64(x);
+	*v = n > 0 ? (uint64_t)n : 0;
+	return 1;
+}
+
+static int len(json_object *a)
+{
+	return a && json_object_is_type(a, json_type_array) ? (int)json_object_array_length(a) : 0;
+}
+
+static json_object *at(json_object *a, int i)
+{
+	return json_object_array_get_idx(a, (size_t)i);
+}
+
+/* The element of array a whose member k is n, or NULL. */
+static json_object *find(json_object *a, const char *k, long n)
+{
+	for (int i = 0; i < len(a); i++) {
+		json_object *x = key(at(a, i), k);
+
+		if (x && json_object_is_type(x, json_type_int) && json_object_get_int64(x) == n)
+			return at(a, i);
+	}
+	return NULL;
+}
+
+int check_jbase_load(const char *path, struct chk_jbase **out, char *err, size_t errlen)
+{
+	struct chk_jbase *b;
+	json_object *root = json_object_from_file(path), *fv;
+	int64_t v;
+
+	*out = NULL;
+	if (!root) {
+		snprintf(err, errlen, "cannot read '%s' as JSON: %s", path, json_util_get_last_err());
+		/* json-c's message ends with a newline */
+		err[strcspn(err, "\n")] = 0;
+		return -1;
+	}
+	fv = key(root, "format_version");
+	if (!fv || !json_object_is_type(fv, json_type_int) || !key(root, "devices") ||
+	    !key(root, "peak_all_devices")) {
+		snprintf(err, errlen, "'%s' is not the JSON of memtrace report (no format_version, "
+			 "devices and peak_all_devices)", path);
+		json_object_put(root);
+		return -1;
+	}
+	v = json_object_get_int64(fv);
+	if (v < 1 || v > REP_FORMAT_VERSION) {
+		snprintf(err, errlen, "'%s' is a report of format_version %lld; this memtrace reads "
+			 "up to %d", path, (long long)v, REP_FORMAT_VERSION);
+		json_object_put(root);
+		return -1;
+	}
+	if (!(b = calloc(1, sizeof(*b)))) {
+		snprintf(err, errlen, "out of memory");
+		json_object_put(root);
+		return -1;
+	}
+	b->root = root;
+	*out = b;
+	return 0;
+}
+
+void check_jbase_free(struct chk_jbase *b)
+{
+	if (b) {
+		json_object_put(b->root);
+		free(b);
+	}
+}
+
+/* Counts the elements of array a on device dev (-1 any) of process pid
+   (-1 any). */
+static uint64_t count_in(json_object *a, long dev, long pid)
+{
+	uint64_t n = 0, d, p;
+
+	for (int i = 0; i < len(a); i++) {
+		json_object *x = at(a, i);
+
+		if ((dev >= 0 && (!num(x, "device", &d) || (long)d != dev)) ||
+		    (pid >= 0 && (!num(x, "pid", &p) || (long)p != pid)))
+			continue;
+		n++;
+	}
+	return n;
+}
+
+int check_jbase_figure(const struct chk_jbase *b, const struct chk_rule *rule, int dev,
+		       uint64_t *v)
+{
+	json_object *root = b->root, *devs = key(root, "devices"), *proc = NULL, *d = NULL;
+	long pid = -1;
+	uint64_t n;
+
+	*v = 0;
+	if (rule->scope == CHK_DEV && !(d = find(devs, "device", rule->scope_n)))
+		return 0;
+	if (rule->scope == CHK_PID || rule->scope == CHK_RANK) {
+		if (!(proc = find(key(root, "processes"), rule->scope == CHK_PID ? "pid" : "rank",
+				  rule->scope_n)) || !num(proc, "pid", &n))
+			return 0;
+		pid = (long)n;
+		devs = key(proc, "devices");
+	}
+	/* the per-device figures: the device of the result, else the first */
+	if (!d && (rule->metric == CHK_ALLOCATED_PEAK || rule->metric == CHK_UNTRACED)) {
+		d = dev >= 0 ? find(devs, "device", dev) : NULL;
+		if (!d && len(devs))
+			d = at(devs, 0);
+		if (!d)
+			return 0;
+	}
+	switch (rule->metric) {
+	case CHK_PEAK:
+		if (d)
+			return num(d, "peak_reserved_bytes", v);
+		if (proc)
+			return num(proc, "peak_reserved_bytes", v);
+		return num(key(root, "peak_all_devices"), "reserved_bytes", v);
+	case CHK_ALLOCATED_PEAK:
+		return num(d, "peak_allocated_bytes", v);
+	case CHK_UNTRACED:
+		return num(d, "untraced_bytes_at_peak", v);
+	case CHK_LIVE_AT_EXIT:
+		if (d)
+			return num(d, "left_at_exit_bytes", v);
+		for (int i = 0; i < len(devs); i++) {
+			if (!num(at(devs, i), "left_at_exit_bytes", &n))
+				return 0;
+			*v += n;
+		}
+		return 1;
+	case CHK_FAILURES:
+		if (!num(root, "failures_total", &n))
+			return 0;
+		if (!d && !proc) {
+			*v = n;
+			return 1;
+		}
+		/* only the first 1000 are listed */
+		if (n > (uint64_t)len(key(root, "failures")))
+			return 0;
+		*v = count_in(key(root, "failures"), d ? (long)rule->scope_n : -1, pid);
+		return 1;
+	case CHK_OOM_RETRIES:
+		*v = count_in(key(root, "oom_retries"), d ? (long)rule->scope_n : -1, pid);
+		return 1;
+	case CHK_SHM_LEFT:
+		if (d)
+			return 0;
+		if (proc) {
+			json_object *sp = find(key(key(root, "shm"), "processes"), "pid", pid);
+
+			if (!sp)
+				return key(root, "shm") != NULL;
+			return num(sp, "present_bytes", v);
+		}
+		return num(key(root, "shm"), "present_bytes", v);
+	case CHK_NMETRICS:
+		break;
+	}
+	return 0;
+}
