@@ -1,7 +1,7 @@
 /*
  * cmd-run.c - memtrace run [-o FILE] [--depth N] [--no-follow]
  * [--no-summary] [--no-torch] [--torch-snapshot] [--check RULES]
- * [--require-trace] [--] CMD...: runs CMD with
+ * [--junit FILE] [--json] [--require-trace] [--] CMD...: runs CMD with
  * libmemtrace.so preloaded (and memtrace's Python bootstrap first on
  * PYTHONPATH, for PyTorch's allocator history: docs/torch.md), waits
  * for it, sums up the run from its traces (the analysis of `memtrace
@@ -65,6 +65,8 @@ static const char usage_text[] =
 	"  --check RULES      then hold the traces to RULES, a rules file or one\n"
 	"                     rule such as 'peak <= 8GiB' (repeat for more; see\n"
 	"                     'memtrace check --help')\n"
+	"  --junit FILE       with --check: also write its results as JUnit XML\n"
+	"  --json             with --check: its results as JSON on stdout\n"
 	"  --require-trace    fail (exit 3) when nothing was traced\n"
 	"\n"
 	"Options end at CMD: what follows is CMD's, options included. They take\n"
@@ -93,6 +95,8 @@ struct options {
 	int require_trace;
 	char **checks;              /* --check RULES, argc entries at most */
 	int nchecks;
+	const char *junit;          /* --junit FILE, for the check */
+	int json;                   /* --json, for the check */
 	char **cmd;
 };
 
@@ -108,7 +112,7 @@ struct outpath {
 static volatile sig_atomic_t child_pid;
 
 enum { OPT_DEPTH = 256, OPT_NO_FOLLOW, OPT_NO_SUMMARY, OPT_NO_TORCH, OPT_TORCH_SNAPSHOT,
-       OPT_CHECK, OPT_REQUIRE_TRACE };
+       OPT_CHECK, OPT_REQUIRE_TRACE, OPT_JUNIT, OPT_JSON };
 
 static const struct option long_options[] = {
 	{ "help", no_argument, NULL, 'h' },
@@ -120,6 +124,8 @@ static const struct option long_options[] = {
 	{ "torch-snapshot", no_argument, NULL, OPT_TORCH_SNAPSHOT },
 	{ "check", required_argument, NULL, OPT_CHECK },
 	{ "require-trace", no_argument, NULL, OPT_REQUIRE_TRACE },
+	{ "junit", required_argument, NULL, OPT_JUNIT },
+	{ "json", no_argument, NULL, OPT_JSON },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -187,10 +193,20 @@ static int parse_options(int argc, char **argv, struct options *o)
 		case OPT_REQUIRE_TRACE:
 			o->require_trace = 1;
 			break;
+		case OPT_JUNIT:
+			if (!*optarg)
+				return -cli_usage_error("run", "empty --junit file name");
+			o->junit = optarg;
+			break;
+		case OPT_JSON:
+			o->json = 1;
+			break;
 		default:
 			return -EXIT_USAGE;
 		}
 	}
+	if ((o->junit || o->json) && !o->nchecks)
+		return -cli_usage_error("run", "--junit and --json are the check's: they need --check RULES");
 	if (optind >= argc)
 		return -cli_usage_error("run", "no command given");
 	o->cmd = argv + optind;
@@ -787,7 +803,7 @@ static size_t report_written(const struct options *o, const struct outpath *op, 
  */
 static int run_check(const struct options *o, char **paths, size_t n)
 {
-	char **argv = calloc(2 * (size_t)o->nchecks + n + 3, sizeof(char *));
+	char **argv = calloc(2 * (size_t)o->nchecks + n + 6, sizeof(char *));
 	int argc = 0, rc;
 	struct stat st;
 
@@ -800,6 +816,12 @@ static int run_check(const struct options *o, char **paths, size_t n)
 		argv[argc++] = stat(o->checks[i], &st) == 0 ? "--rules" : "--rule";
 		argv[argc++] = o->checks[i];
 	}
+	if (o->junit) {
+		argv[argc++] = "--junit";
+		argv[argc++] = (char *)o->junit;
+	}
+	if (o->json)
+		argv[argc++] = "--json";
 	argv[argc++] = "--";
 	for (size_t i = 0; i < n; i++)
 		argv[argc++] = paths[i];
