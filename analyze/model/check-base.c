@@ -138,11 +138,10 @@ int check_jbase_figure(const struct chk_jbase *b, const struct chk_rule *rule, i
 		pid = (long)n;
 		devs = key(proc, "devices");
 	}
-	/* the per-device figures: the device of the result, else the first */
+	/* the per-device figures: the baseline's device of the same index; a
+	   baseline without it has no such figure (never another device's) */
 	if (!d && (rule->metric == CHK_ALLOCATED_PEAK || rule->metric == CHK_UNTRACED)) {
 		d = dev >= 0 ? find(devs, "device", dev) : NULL;
-		if (!d && len(devs))
-			d = at(devs, 0);
 		if (!d)
 			return 0;
 	}
