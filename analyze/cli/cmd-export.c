@@ -109,22 +109,17 @@ done:
 int cmd_export(int argc, char **argv)
 {
 	struct pipeline_opts o;
-	char **files = calloc((size_t)argc + 1, sizeof(char *));
+	char **files;
 	const char *out = NULL, *fmtname = NULL, *at = "peak";
 	enum fmt fmt = FMT_NONE;
-	int nfiles = 0, c, status;
+	int nfiles, c, status;
 
-	if (!files) {
-		cli_error("out of memory");
-		return 1;
-	}
 	memset(&o, 0, sizeof(o));
 	optind = 0;
 	while ((c = cli_getopt("export", argc, argv, ":ho:", long_options)) != -1) {
 		switch (c) {
 		case 'h':
 			fputs(usage_text, stdout);
-			free(files);
 			return 0;
 		case 'o':
 			out = optarg;
@@ -142,12 +137,11 @@ int cmd_export(int argc, char **argv)
 			o.sym.debug_dir = optarg;
 			break;
 		default:
-			free(files);
 			return EXIT_USAGE;
 		}
 	}
-	while (optind < argc)
-		files[nfiles++] = argv[optind++];
+	files = argv + optind;         /* getopt moved the operands last */
+	nfiles = argc - optind;
 	status = EXIT_USAGE;
 	if (!fmtname)
 		cli_usage_error("export", "no --format given (perfetto, collapsed or torch-snapshot)");
@@ -170,6 +164,5 @@ int cmd_export(int argc, char **argv)
 	}
 	if (fmt != FMT_NONE)
 		status = run_export(files, nfiles, &o, fmt, !strcmp(at, "exit"), out);
-	free(files);
 	return status;
 }

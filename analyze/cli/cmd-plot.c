@@ -110,22 +110,17 @@ int cmd_plot(int argc, char **argv)
 	struct plot_map *m = NULL;
 	struct an_sink sink;
 	struct plot_out po;
-	char **files = calloc((size_t)argc + 1, sizeof(char *));
+	char **files;
 	const char *outdir = NULL, *fmt = "png";
 	char dir[PATH_MAX], gp[PATH_MAX], scripts[PATH_MAX + 32], err[1024];
-	int nfiles = 0, status = 1, c;
+	int nfiles, status = 1, c;
 
-	if (!files) {
-		cli_error("out of memory");
-		return 1;
-	}
 	memset(&o, 0, sizeof(o));
 	optind = 0;
 	while ((c = cli_getopt("plot", argc, argv, ":ho:", long_options)) != -1) {
 		switch (c) {
 		case 'h':
 			fputs(usage_text, stdout);
-			free(files);
 			return 0;
 		case 'o':
 			outdir = optarg;
@@ -140,30 +135,23 @@ int cmd_plot(int argc, char **argv)
 			o.sym.debug_dir = optarg;
 			break;
 		default:
-			free(files);
 			return EXIT_USAGE;
 		}
 	}
-	while (optind < argc)
-		files[nfiles++] = argv[optind++];
-	if (strcmp(fmt, "png") && strcmp(fmt, "svg")) {
-		free(files);
+	files = argv + optind;         /* getopt moved the operands last */
+	nfiles = argc - optind;
+	if (strcmp(fmt, "png") && strcmp(fmt, "svg"))
 		return cli_usage_error("plot", "unknown format '%s' (png or svg)", fmt);
-	}
-	if (!nfiles) {
-		free(files);
+	if (!nfiles)
 		return cli_usage_error("plot", "no trace FILE given");
-	}
 	if (cli_find_gnuplot(gp, sizeof(gp))) {
 		cli_error("gnuplot not found in PATH: install it (e.g. 'apt-get install gnuplot-nox') "
 			  "to draw plots");
-		free(files);
 		return 1;
 	}
 	if (cli_find_scripts(scripts, sizeof(scripts))) {
 		cli_error("cannot find the gnuplot scripts (timeline.gp) in ../scripts or "
 			  "../share/memtrace beside the memtrace executable");
-		free(files);
 		return 1;
 	}
 	snprintf(dir, sizeof(dir), "%s", outdir ? outdir : files[0]);
@@ -171,7 +159,6 @@ int cmd_plot(int argc, char **argv)
 		strncat(dir, ".plots", sizeof(dir) - strlen(dir) - 1);
 	if (!(m = plot_map_new())) {
 		cli_error("out of memory");
-		free(files);
 		return 1;
 	}
 	sink = plot_map_sink(m);
@@ -198,6 +185,5 @@ int cmd_plot(int argc, char **argv)
 out:
 	pipeline_free(&p);
 	plot_map_free(m);
-	free(files);
 	return status;
 }

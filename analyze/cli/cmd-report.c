@@ -57,21 +57,16 @@ int cmd_report(int argc, char **argv)
 {
 	struct pipeline_opts o;
 	struct pipeline p;
-	char **files = calloc((size_t)argc + 1, sizeof(char *));
-	int nfiles = 0, json = 0, status, c;
+	char **files;
+	int nfiles, json = 0, status, c;
 	char err[1024];
 
-	if (!files) {
-		cli_error("out of memory");
-		return 1;
-	}
 	memset(&o, 0, sizeof(o));
 	optind = 0;
 	while ((c = cli_getopt("report", argc, argv, ":h", long_options)) != -1) {
 		switch (c) {
 		case 'h':
 			fputs(usage_text, stdout);
-			free(files);
 			return 0;
 		case OPT_JSON:
 			json = 1;
@@ -89,24 +84,19 @@ int cmd_report(int argc, char **argv)
 			o.sym.debug_dir = optarg;
 			break;
 		default:
-			free(files);
 			return EXIT_USAGE;
 		}
 	}
-	while (optind < argc)
-		files[nfiles++] = argv[optind++];
-	if (!nfiles) {
-		free(files);
+	files = argv + optind;         /* getopt moved the operands last */
+	nfiles = argc - optind;
+	if (!nfiles)
 		return cli_usage_error("report", "no trace FILE given");
-	}
 	if (pipeline_run(&p, files, nfiles, &o, warn, &status, err, sizeof(err))) {
 		cli_error("%s", err);
 		pipeline_free(&p);
-		free(files);
 		return status;
 	}
 	status = (json ? report_json(&p.r, stdout) : report_text(&p.r, stdout)) ? 1 : 0;
 	pipeline_free(&p);
-	free(files);
 	return status;
 }

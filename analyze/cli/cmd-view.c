@@ -54,23 +54,18 @@ int cmd_view(int argc, char **argv)
 	struct pipeline p;
 	struct plot_map *m = NULL;
 	struct an_sink sink;
-	char **files = calloc((size_t)argc + 1, sizeof(char *));
+	char **files;
 	const char *out = NULL;
 	char path[PATH_MAX], err[1024];
-	int nfiles = 0, status = 1, c;
+	int nfiles, status = 1, c;
 	FILE *f;
 
-	if (!files) {
-		cli_error("out of memory");
-		return 1;
-	}
 	memset(&o, 0, sizeof(o));
 	optind = 0;
 	while ((c = cli_getopt("view", argc, argv, ":ho:", long_options)) != -1) {
 		switch (c) {
 		case 'h':
 			fputs(usage_text, stdout);
-			free(files);
 			return 0;
 		case 'o':
 			out = optarg;
@@ -82,20 +77,16 @@ int cmd_view(int argc, char **argv)
 			o.sym.debug_dir = optarg;
 			break;
 		default:
-			free(files);
 			return EXIT_USAGE;
 		}
 	}
-	while (optind < argc)
-		files[nfiles++] = argv[optind++];
-	if (!nfiles) {
-		free(files);
+	files = argv + optind;         /* getopt moved the operands last */
+	nfiles = argc - optind;
+	if (!nfiles)
 		return cli_usage_error("view", "no trace FILE given");
-	}
 	snprintf(path, sizeof(path), "%s%s", out ? out : files[0], out ? "" : ".html");
 	if (!(m = plot_map_new())) {
 		cli_error("out of memory");
-		free(files);
 		return 1;
 	}
 	sink = plot_map_sink(m);
@@ -124,6 +115,5 @@ int cmd_view(int argc, char **argv)
 out:
 	pipeline_free(&p);
 	plot_map_free(m);
-	free(files);
 	return status;
 }
