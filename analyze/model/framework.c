@@ -379,7 +379,7 @@ static uint32_t site_get(struct analysis *a, struct fw_model *m, int proc, int d
 
 /* --- the pass ----------------------------------------------------------- */
 
-static void tl_keep(struct fw_dev *d, const struct fw_tl_row *row)
+static void tl_keep(struct fw_dev *d, const struct an_tl_row *row)
 {
 	if (d->ntl == d->cap_tl) {
 		uint32_t c = d->cap_tl ? d->cap_tl * 2 : 256;
@@ -399,7 +399,7 @@ static void tl_keep(struct fw_dev *d, const struct fw_tl_row *row)
 static void tl_add(struct analysis *a, struct fw_dev *d, uint64_t t)
 {
 	uint64_t w = a->duration / 4000 + 1, b = t / w;
-	struct fw_tl_row row = { t, d->reserved, d->allocated };
+	struct an_tl_row row = { t, d->reserved, d->allocated };
 
 	if (b != d->tl_bucket || !d->tl_started) {
 		if (d->tl_pending)

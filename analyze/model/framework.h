@@ -54,8 +54,6 @@ struct fw_moment {
 	uint32_t nheld;
 };
 
-struct fw_tl_row { uint64_t t, reserved, allocated; };
-
 struct fw_dev {
 	int proc;                   /* -1: the device of the run */
 	int dev;
@@ -73,10 +71,10 @@ struct fw_dev {
 	uint64_t allocs, segment_allocs, maps, ooms;
 	/* framework reserved and allocated over time (timeline rule of
 	   account.c: a few rows per 1/4000 of the run) */
-	struct fw_tl_row *tl;
+	struct an_tl_row *tl;
 	uint32_t ntl, cap_tl;
 	uint64_t tl_bucket, tl_max, tl_max_alloc;
-	struct fw_tl_row tl_last;
+	struct an_tl_row tl_last;
 	int tl_pending, tl_started;
 };
 

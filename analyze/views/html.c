@@ -204,16 +204,9 @@ static int device(FILE *f, const struct report *r, const struct plot_map *m, int
 	plot_dev_title(r, di, title, sizeof(title));
 	fputs("{\"title\":", f);
 	rep_json_str(f, title, strlen(title));
-	fprintf(f, ",\"device\":%d,\n\"timeline\":{\"t\":[", d->dev);
-	for (uint32_t i = 0; i < d->ntl; i++)
-		fprintf(f, "%s%" PRIu64, i ? "," : "", d->tl[i].t);
-	fputs("],\n\"reserved\":[", f);
-	for (uint32_t i = 0; i < d->ntl; i++)
-		fprintf(f, "%s%" PRIu64, i ? "," : "", d->tl[i].reserved);
-	fputs("],\n\"allocated\":[", f);
-	for (uint32_t i = 0; i < d->ntl; i++)
-		fprintf(f, "%s%" PRIu64, i ? "," : "", d->tl[i].allocated);
-	fputs("]},\n\"samples\":{\"t\":[", f);
+	fprintf(f, ",\"device\":%d,\n\"timeline\":{", d->dev);
+	rows(f, d->tl, d->ntl);
+	fputs("},\n\"samples\":{\"t\":[", f);
 	for (uint32_t i = 0; i < d->nsamples; i++)
 		fprintf(f, "%s%" PRIu64, i ? "," : "", d->samples[i].t);
 	fputs("],\"used\":[", f);
@@ -243,16 +236,9 @@ static void framework(FILE *f, const struct fw_model *fw)
 
 		if (d->proc != -1)
 			continue;
-		fprintf(f, "%s{\"device\":%d,\"host\":%d,\"t\":[", n++ ? "," : "", d->dev, d->host);
-		for (uint32_t j = 0; j < d->ntl; j++)
-			fprintf(f, "%s%" PRIu64, j ? "," : "", d->tl[j].t);
-		fputs("],\"reserved\":[", f);
-		for (uint32_t j = 0; j < d->ntl; j++)
-			fprintf(f, "%s%" PRIu64, j ? "," : "", d->tl[j].reserved);
-		fputs("],\"allocated\":[", f);
-		for (uint32_t j = 0; j < d->ntl; j++)
-			fprintf(f, "%s%" PRIu64, j ? "," : "", d->tl[j].allocated);
-		fputs("]}", f);
+		fprintf(f, "%s{\"device\":%d,\"host\":%d,", n++ ? "," : "", d->dev, d->host);
+		rows(f, d->tl, d->ntl);
+		fputc('}', f);
 	}
 	fputs("]", f);
 }
