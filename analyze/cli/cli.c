@@ -13,6 +13,7 @@
 
 #include "cli/cmd.h"
 #include "cli/progress.h"
+#include "model/symbols.h"
 
 void cli_error(const char *fmt, ...)
 {
@@ -108,4 +109,12 @@ int cli_getopt(const char *cmd, int argc, char **argv, const char *optstring,
 		cli_usage_error(cmd, "unknown option '%s'", name);
 	}
 	return '?';
+}
+
+void cli_sym_option(int c, const char *arg, struct sym_opts *o)
+{
+	if (c == OPT_SYSROOT)
+		o->sysroot = arg;
+	else if (c == OPT_DEBUG_DIR)
+		o->debug_dir = arg;
 }

@@ -51,7 +51,7 @@ static const char usage_text[] =
 	"exit status: 0 every rule passed, 1 a rule failed, 2 usage error, bad\n"
 	"rules or a trace that cannot be read\n";
 
-enum { OPT_RULES = 256, OPT_BASELINE, OPT_JSON, OPT_JUNIT, OPT_SYSROOT, OPT_DEBUG_DIR };
+enum { OPT_RULES = 256, OPT_BASELINE, OPT_JSON, OPT_JUNIT };
 
 static const struct option long_options[] = {
 	{ "help", no_argument, NULL, 'h' },
@@ -61,8 +61,7 @@ static const struct option long_options[] = {
 	{ "baseline", required_argument, NULL, OPT_BASELINE },
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "junit", required_argument, NULL, OPT_JUNIT },
-	{ "sysroot", required_argument, NULL, OPT_SYSROOT },
-	{ "debug-dir", required_argument, NULL, OPT_DEBUG_DIR },
+	CLI_SYM_OPTIONS,
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -159,10 +158,8 @@ int cmd_check(int argc, char **argv)
 			junit = optarg;
 			break;
 		case OPT_SYSROOT:
-			o.sym.sysroot = optarg;
-			break;
 		case OPT_DEBUG_DIR:
-			o.sym.debug_dir = optarg;
+			cli_sym_option(c, optarg, &o.sym);
 			break;
 		default:
 			goto out;

@@ -49,15 +49,14 @@ static const char usage_text[] =
 	"exit status: 0 compared (and --fail-if did not hold), 1 --fail-if held,\n"
 	"2 usage error, missing file, invalid trace, or the plot cannot be drawn\n";
 
-enum { OPT_JSON = 256, OPT_FAIL_IF, OPT_SYSROOT, OPT_DEBUG_DIR, OPT_PLOT };
+enum { OPT_JSON = 256, OPT_FAIL_IF, OPT_PLOT };
 
 static const struct option long_options[] = {
 	{ "help", no_argument, NULL, 'h' },
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "fail-if", required_argument, NULL, OPT_FAIL_IF },
 	{ "plot", required_argument, NULL, OPT_PLOT },
-	{ "sysroot", required_argument, NULL, OPT_SYSROOT },
-	{ "debug-dir", required_argument, NULL, OPT_DEBUG_DIR },
+	CLI_SYM_OPTIONS,
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -156,10 +155,8 @@ int cmd_diff(int argc, char **argv)
 			plot_dir = optarg;
 			break;
 		case OPT_SYSROOT:
-			o.sym.sysroot = optarg;
-			break;
 		case OPT_DEBUG_DIR:
-			o.sym.debug_dir = optarg;
+			cli_sym_option(c, optarg, &o.sym);
 			break;
 		default:
 			return EXIT_USAGE;

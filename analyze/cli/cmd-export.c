@@ -38,15 +38,14 @@ static const char usage_text[] =
 	"exit status: 0 success, 1 invalid trace or failed write, 2 usage error or\n"
 	"missing file\n";
 
-enum { OPT_FORMAT = 256, OPT_AT, OPT_SYSROOT, OPT_DEBUG_DIR };
+enum { OPT_FORMAT = 256, OPT_AT };
 
 static const struct option long_options[] = {
 	{ "help", no_argument, NULL, 'h' },
 	{ "output", required_argument, NULL, 'o' },
 	{ "format", required_argument, NULL, OPT_FORMAT },
 	{ "at", required_argument, NULL, OPT_AT },
-	{ "sysroot", required_argument, NULL, OPT_SYSROOT },
-	{ "debug-dir", required_argument, NULL, OPT_DEBUG_DIR },
+	CLI_SYM_OPTIONS,
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -131,10 +130,8 @@ int cmd_export(int argc, char **argv)
 			at = optarg;
 			break;
 		case OPT_SYSROOT:
-			o.sym.sysroot = optarg;
-			break;
 		case OPT_DEBUG_DIR:
-			o.sym.debug_dir = optarg;
+			cli_sym_option(c, optarg, &o.sym);
 			break;
 		default:
 			return EXIT_USAGE;

@@ -36,15 +36,14 @@ static const char usage_text[] =
 	"exit status: 0 success, 1 invalid trace or runtime error, 2 usage error or\n"
 	"missing file\n";
 
-enum { OPT_JSON = 256, OPT_NO_DB, OPT_DB, OPT_SYSROOT, OPT_DEBUG_DIR };
+enum { OPT_JSON = 256, OPT_NO_DB, OPT_DB };
 
 static const struct option long_options[] = {
 	{ "help", no_argument, NULL, 'h' },
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "no-db", no_argument, NULL, OPT_NO_DB },
 	{ "db", required_argument, NULL, OPT_DB },
-	{ "sysroot", required_argument, NULL, OPT_SYSROOT },
-	{ "debug-dir", required_argument, NULL, OPT_DEBUG_DIR },
+	CLI_SYM_OPTIONS,
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -78,10 +77,8 @@ int cmd_report(int argc, char **argv)
 			o.db_path = optarg;
 			break;
 		case OPT_SYSROOT:
-			o.sym.sysroot = optarg;
-			break;
 		case OPT_DEBUG_DIR:
-			o.sym.debug_dir = optarg;
+			cli_sym_option(c, optarg, &o.sym);
 			break;
 		default:
 			return EXIT_USAGE;

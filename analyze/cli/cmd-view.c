@@ -33,13 +33,10 @@ static const char usage_text[] =
 	"exit status: 0 success, 1 invalid trace or runtime error, 2 usage error or\n"
 	"missing file\n";
 
-enum { OPT_SYSROOT = 256, OPT_DEBUG_DIR };
-
 static const struct option long_options[] = {
 	{ "help", no_argument, NULL, 'h' },
 	{ "output", required_argument, NULL, 'o' },
-	{ "sysroot", required_argument, NULL, OPT_SYSROOT },
-	{ "debug-dir", required_argument, NULL, OPT_DEBUG_DIR },
+	CLI_SYM_OPTIONS,
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -71,10 +68,8 @@ int cmd_view(int argc, char **argv)
 			out = optarg;
 			break;
 		case OPT_SYSROOT:
-			o.sym.sysroot = optarg;
-			break;
 		case OPT_DEBUG_DIR:
-			o.sym.debug_dir = optarg;
+			cli_sym_option(c, optarg, &o.sym);
 			break;
 		default:
 			return EXIT_USAGE;

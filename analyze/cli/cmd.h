@@ -1,6 +1,6 @@
 /*
  * cmd.h - the subcommands of the memtrace command and the few helpers they
- * share for messages.
+ * share for messages and common options.
  *
  * Each subcommand lives in its own cmd-NAME.c and is called with argv[0] =
  * NAME. It prints its usage on stdout and returns 0 for -h/--help, and
@@ -14,6 +14,20 @@
 #include <getopt.h>
 
 #define EXIT_USAGE 2
+
+struct sym_opts;
+
+/*
+ * --sysroot DIR and --debug-dir DIR, which every command that resolves
+ * symbols takes: their codes (above any command's own), their entries
+ * for an option table, and cli_sym_option(), which stores the value of
+ * either in o.
+ */
+enum { OPT_SYSROOT = 1000, OPT_DEBUG_DIR };
+#define CLI_SYM_OPTIONS \
+	{ "sysroot", required_argument, NULL, OPT_SYSROOT }, \
+	{ "debug-dir", required_argument, NULL, OPT_DEBUG_DIR }
+void cli_sym_option(int c, const char *arg, struct sym_opts *o);
 
 int cmd_run(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
