@@ -132,6 +132,9 @@ MEMTRACE_TORCH_MAX_ENTRIES=16 traced python3 wrap.py >out 2>err || fail "wrap.py
 "$MEMTRACE" dump trace.bin >dump.txt || fail "dump failed"
 expect_eq "$(fw_count alloc dump.txt)" 5 "allocs kept by a 16-entry history"
 expect_eq "$(count '^fw_info .*dropped=35\\ndevice=0\\n' dump.txt)" 1 "the dropped note"
+"$MEMTRACE" report --no-db --json trace.bin >wrap.json || fail "report of wrap.py failed"
+expect_eq "$(python3 -c 'import json; print(json.load(open("wrap.json"))["framework"]["dropped_events"])')" 35 \
+	"the report counts the dropped events"
 
 # py-spawn.py: the spawned worker writes its own trace with its own events.
 traced python3 "$DOUBLE/py-spawn.py" >out 2>err || fail "py-spawn.py: $(cat err)"

@@ -931,19 +931,15 @@ static void dropped(const struct analysis *a, struct fw_model *m)
 		struct trace_bytes tx;
 
 		for (uint32_t k = 0; trace_fw_info(t, k, &tx, NULL) == 0; k++) {
-			for (size_t at = 0; at < tx.len;) {
-				const char *nl = memchr(tx.p + at, '\n', tx.len - at);
-				size_t end = nl ? (size_t)(nl - tx.p) : tx.len;
+			struct trace_bytes d;
+			size_t at = 0;
 
-				if (end - at > 8 && !memcmp(tx.p + at, "dropped=", 8)) {
-					uint64_t v = 0;
+			while ((d = trace_note_value(tx, "dropped=", &at)).p) {
+				uint64_t v = 0;
 
-					for (size_t c = at + 8; c < end && tx.p[c] >= '0' &&
-					     tx.p[c] <= '9'; c++)
-						v = v * 10 + (uint64_t)(tx.p[c] - '0');
-					m->dropped += v;
-				}
-				at = end + 1;
+				for (size_t c = 0; c < d.len && d.p[c] >= '0' && d.p[c] <= '9'; c++)
+					v = v * 10 + (uint64_t)(d.p[c] - '0');
+				m->dropped += v;
 			}
 		}
 	}

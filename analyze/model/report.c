@@ -126,33 +126,20 @@ static int cmp_gdev(const void *x, const void *y, void *ctx)
 	return p->dev < q->dev ? -1 : p->dev > q->dev;
 }
 
-/* The value of "key=" on a line of a FW_INFO note, or p NULL. */
-static struct trace_bytes note_value(struct trace_bytes tx, const char *key)
-{
-	size_t kl = strlen(key);
-
-	for (size_t at = 0; at < tx.len;) {
-		const char *nl = memchr(tx.p + at, '\n', tx.len - at);
-		size_t end = nl ? (size_t)(nl - tx.p) : tx.len;
-
-		if (end - at >= kl && !memcmp(tx.p + at, key, kl))
-			return (struct trace_bytes){ tx.p + at + kl, end - at - kl };
-		at = end + 1;
-	}
-	return (struct trace_bytes){ NULL, 0 };
-}
-
 /* Processes whose framework capture said it was off, and why. */
 static void capture_off(struct report *r)
 {
 	for (int i = 0; i < r->a->nprocs; i++) {
 		const struct trace *t = stream_proc(r->a->s, i)->t;
 		struct trace_bytes tx, off;
+		size_t at;
 
 		for (uint32_t k = 0; trace_fw_info(t, k, &tx, NULL) == 0; k++) {
-			off = note_value(tx, "torch=");
+			at = 0;
+			off = trace_note_value(tx, "torch=", &at);
 			if (off.p && off.len == 3 && !memcmp(off.p, "off", 3)) {
-				r->fw_off[i] = note_value(tx, "reason=");
+				at = 0;
+				r->fw_off[i] = trace_note_value(tx, "reason=", &at);
 				if (!r->fw_off[i].p)
 					r->fw_off[i] = (struct trace_bytes){ "off", 3 };
 			}

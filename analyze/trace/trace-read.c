@@ -956,3 +956,18 @@ const char *trace_type_name(unsigned type)
 
 	return type < sizeof(names) / sizeof(names[0]) ? names[type] : NULL;
 }
+
+struct trace_bytes trace_note_value(struct trace_bytes tx, const char *key, size_t *at)
+{
+	size_t kl = strlen(key);
+
+	while (*at < tx.len) {
+		const char *nl = memchr(tx.p + *at, '\n', tx.len - *at);
+		size_t from = *at, end = nl ? (size_t)(nl - tx.p) : tx.len;
+
+		*at = end + 1;
+		if (end - from >= kl && !memcmp(tx.p + from, key, kl))
+			return (struct trace_bytes){ tx.p + from + kl, end - from - kl };
+	}
+	return (struct trace_bytes){ NULL, 0 };
+}

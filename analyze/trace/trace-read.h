@@ -193,6 +193,10 @@ uint32_t trace_fw_ninfo(const struct trace *t);
    absolute CLOCK_MONOTONIC time (time_ns may be NULL); 0, or -1 when there
    is no record i. */
 int trace_fw_info(const struct trace *t, uint32_t i, struct trace_bytes *text, uint64_t *time_ns);
+/* The value of the next "KEY=value" line (key includes the '=') of an
+   FW_INFO text from byte *at on, and *at past that line; p NULL when no
+   line further on has it. */
+struct trace_bytes trace_note_value(struct trace_bytes text, const char *key, size_t *at);
 /* The text of an FW_INFO record handed out by trace_next(). */
 struct trace_bytes trace_fw_info_text(const struct mt_fw_info *r);
 /* "alloc", "free_requested", ... for an FW_EVENT head.a (enum mt_fw_action
