@@ -55,6 +55,10 @@ struct mt_thread {
 };
 
 /* recorder.c: the core API used by every hook. */
+/* Config, real functions, fork and exit handlers: once, from the
+   constructor or the first hooked call, whichever comes first. */
+extern int mt_inited;
+void mt_init(void);
 uint64_t mt_now(void);
 /* The calling thread's state, or NULL when this process is not traced. */
 struct mt_thread *mt_thread(void);

@@ -19,9 +19,10 @@
  *
  * Exit: the trace's last record says how the process ended (MT_REC_EXIT).
  * exit() and a return from main reach an on_exit() handler registered by
- * the constructor, which runs before any other library's constructor can
- * register one and before the C library registers the destructors' runner:
- * so it runs last, after every atexit handler and destructor, and sees the
+ * mt_init() (the constructor, or the first hooked call when another
+ * library's constructor runs first), always before the C library registers
+ * the destructors' runner: so it runs after every destructor and every
+ * atexit handler of a library (run with its destructors), and sees the
  * status. _exit() and _Exit() are wrapped (exit() reaches the kernel
  * through the C library's own _exit, not these). No signal handler is
  * installed: a killed process simply has no exit record.
@@ -50,6 +51,7 @@
 
 static __thread struct mt_thread thread_state;
 static int traced;                        /* this process records */
+int mt_inited;                            /* mt_init() ran (mt.h) */
 static _Atomic uint64_t last_sample[MAX_DEVICES];
 static int driver_version_written;
 
@@ -67,6 +69,8 @@ uint64_t mt_now(void)
 
 struct mt_thread *mt_thread(void)
 {
+	if (MT_UNLIKELY(!mt_inited))
+		mt_init();
 	return traced && mt_writer_active() ? &thread_state : NULL;
 }
 
@@ -488,7 +492,16 @@ MT_EXPORT void _Exit(int status)
 	exit_now(status);
 }
 
-__attribute__((constructor)) static void mt_start(void)
+/*
+ * Start once per process image, whichever comes first: this library's
+ * constructor, or the first hooked call (another library's constructor can
+ * run before ours and allocate). The on_exit handler is registered here,
+ * before the C library registers the destructors' runner, so it runs after
+ * every destructor whichever constructor ran first.
+ */
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+
+static void init(void)
 {
 	mt_config_load();
 	mt_real_init();
@@ -499,10 +512,22 @@ __attribute__((constructor)) static void mt_start(void)
 	if (mt_real_dlsym)
 		real_exit_fn = (void (*)(int))mt_real_dlsym(RTLD_NEXT, "_exit");
 	exit_handler_set = on_exit(mt_exited, NULL) == 0;
+	__atomic_store_n(&mt_inited, 1, __ATOMIC_RELEASE);
 }
 
-/* Destructors run before mt_exited, which closes the trace; without it
-   (on_exit failed) the trace is closed here, with no exit record. */
+void mt_init(void)
+{
+	pthread_once(&init_once, init);
+}
+
+__attribute__((constructor)) static void mt_start(void)
+{
+	mt_init();
+}
+
+/* Destructors run before mt_exited, which closes the trace, and another
+   library's destructor may still free after this one: nothing is closed
+   here unless on_exit failed (then without an exit record). */
 __attribute__((destructor)) static void mt_stop(void)
 {
 	if (!exit_handler_set)

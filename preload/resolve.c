@@ -102,6 +102,8 @@ static int returned_variant(const char *base, int version, cuuint64_t flags, voi
 
 static void wrap_answer(const char *symbol, void **pfn, int version, cuuint64_t flags)
 {
+	if (MT_UNLIKELY(!mt_inited))
+		mt_init();
 	if (!symbol || !pfn || !*pfn || mt_is_own(*pfn))
 		return;
 	if (symbol[0] != 'c' || symbol[1] != 'u')
@@ -157,8 +159,8 @@ MT_EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaV
  */
 void *mt_dlsym_filter(void *handle, const char *name)
 {
-	if (MT_UNLIKELY(!mt_real_dlsym))
-		mt_real_init();
+	if (MT_UNLIKELY(!mt_inited))
+		mt_init();
 	if (handle == RTLD_NEXT || !name || name[0] != 'c' || name[1] != 'u')
 		return NULL;
 	int v = variant_by_name(name);
