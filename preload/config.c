@@ -4,10 +4,13 @@
  * `memtrace run` sets them; docs/environment.md is the contract. Read once
  * per process image, from the library constructor, before any hook can run.
  * Bad values fall back to the defaults: the traced program must not fail
- * because of a typo in a tracer variable.
+ * because of a typo in a tracer variable. Each bad one is said once on
+ * stderr, with the value used instead, by the run's first process only
+ * (its children read the same environment).
  */
 #include <fcntl.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -15,18 +18,34 @@
 
 struct mt_config mt_config;
 
+static int quiet;   /* a child of the traced run: its root said it */
+
+static void bad_value(const char *name, const char *s, const char *why, long used)
+{
+	char buf[512];
+	int n;
+
+	if (quiet)
+		return;
+	n = snprintf(buf, sizeof buf, "memtrace: warning: %s='%.200s' %s: using %ld\n", name, s, why, used);
+	if (n > 0)
+		(void)!write(2, buf, n < (int)sizeof buf ? (size_t)n : sizeof buf - 1);
+}
+
 static long env_long(const char *name, long def, long min, long max)
 {
 	const char *s = getenv(name);
-	char *end;
+	char *end, why[96];
 	long v;
 
 	if (!s || !*s)
 		return def;
 	v = strtol(s, &end, 10);
-	if (*end || v < min || v > max)
-		return def;
-	return v;
+	if (!*end && v >= min && v <= max)
+		return v;
+	snprintf(why, sizeof why, "is not a whole number from %ld to %ld", min, max);
+	bad_value(name, s, why, def);
+	return def;
 }
 
 void mt_config_load(void)
@@ -52,6 +71,7 @@ void mt_config_load(void)
 
 	/* MEMTRACE_ROOT_PID: the pid that writes MEMTRACE_OUTPUT itself */
 	mt_config.root_pid = (int)env_long("MEMTRACE_ROOT_PID", 0, 1, INT_MAX);
+	quiet = mt_config.root_pid && mt_config.root_pid != getpid();
 	/* MEMTRACE_FOLLOW: 0 traces only the root process */
 	mt_config.follow = (int)env_long("MEMTRACE_FOLLOW", 1, 0, 1);
 	/* MEMTRACE_DEPTH: native frames per backtrace, 0 = none */
@@ -60,7 +80,15 @@ void mt_config_load(void)
 	mt_config.sample_ns = (uint64_t)env_long("MEMTRACE_SAMPLE_MS", 100, 0, 86400000) * 1000000u;
 	/* MEMTRACE_RUN_ID: written into each header so `memtrace run` finds it */
 	s = getenv("MEMTRACE_RUN_ID");
-	mt_config.run_id = s ? strtoull(s, NULL, 10) : 0;
+	mt_config.run_id = 0;
+	if (s && *s) {
+		char *end;
+		mt_config.run_id = strtoull(s, &end, 10);
+		if (*end || *s == '-') {
+			mt_config.run_id = 0;
+			bad_value("MEMTRACE_RUN_ID", s, "is not a whole number", 0);
+		}
+	}
 	/* MEMTRACE_TORCH: 1 when memtrace run set up PyTorch's capture (the
 	   Python side reads it; here only to say when it could not run) */
 	mt_config.torch = (int)env_long("MEMTRACE_TORCH", 0, 0, 1);
