@@ -1,7 +1,8 @@
 /*
  * pipeline.c - the steps shared by `memtrace report` and `memtrace plot`,
  * in order: open and validate every trace (the reader refuses a bad one
- * with one message), merge them in time, open or reuse the database, run
+ * with one message; a file or a process named twice is read once, with a
+ * note), merge them in time, open or reuse the database, run
  * the analysis pass (which also feeds the loader), one more pass over the
  * stream for the POSIX shared memory section (shm.c) while the loader
  * commits and indexes on its thread, wait for the load, then build the
@@ -16,6 +17,88 @@
 #include "cli/pipeline.h"
 #include "cli/progress.h"
 
+/* Two names of one file (a path with "..", a hard link, a symlink):
+   -1, or the index of the earlier name of the same file. */
+static int same_file(char **files, const struct stat *st, int i)
+{
+	struct stat o;
+
+	for (int j = 0; j < i; j++)
+		if (stat(files[j], &o) == 0 && o.st_dev == st[i].st_dev && o.st_ino == st[i].st_ino)
+			return j;
+	return -1;
+}
+
+/* Two traces of one process (a copy of the file): the same run id, pid
+   and start. -1, or the index in p->t of the one opened before. */
+static int same_process(const struct pipeline *p, const struct trace *t)
+{
+	const struct mt_file_header *h = trace_header(t), *o;
+
+	for (int j = 0; j < p->n; j++) {
+		o = trace_header(p->t[j]);
+		if (o->run_id == h->run_id && o->pid == h->pid && o->start_wall_ns == h->start_wall_ns &&
+		    o->start_mono_ns == h->start_mono_ns)
+			return j;
+	}
+	return -1;
+}
+
+/*
+ * Opens each distinct trace once into p->t and names it in uniq: a file
+ * named twice, or two copies of one process's trace, would count every
+ * event twice. Of two copies the one with more records stays (a copy made
+ * while the process ran may stop short). Each one left out gets a note.
+ */
+static int open_traces(struct pipeline *p, char **files, int n, char **uniq,
+		       void (*warn)(const char *msg), int *status, char *err, size_t errlen)
+{
+	char msg[1024];
+	struct stat *st = calloc((size_t)n, sizeof(*st));
+
+	if (!st) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	for (int i = 0; i < n; i++) {
+		int j = stat(files[i], &st[i]) == 0 ? same_file(files, st, i) : -1;
+		if (j >= 0) {
+			snprintf(msg, sizeof(msg), "'%s' is the same file as '%s': counted once",
+				 files[i], files[j]);
+			warn(msg);
+			continue;
+		}
+		struct trace *t = trace_open(files[i], err, errlen);
+		if (!t) {
+			if (errno == ENOENT || errno == ENOTDIR)
+				*status = 2;
+			free(st);
+			return -1;
+		}
+		if ((j = same_process(p, t)) >= 0) {
+			int keep_new = trace_stats(t)->records > trace_stats(p->t[j])->records;
+			snprintf(msg, sizeof(msg), "'%s' and '%s' are traces of the same process (pid %u): "
+				 "counted once, from '%s'", uniq[j], files[i], (unsigned)trace_header(t)->pid,
+				 keep_new ? files[i] : uniq[j]);
+			warn(msg);
+			if (keep_new) {
+				trace_close(p->t[j]);
+				p->t[j] = t;
+				uniq[j] = files[i];
+			} else {
+				trace_close(t);
+			}
+			continue;
+		}
+		p->t[p->n] = t;
+		uniq[p->n++] = files[i];
+		for (unsigned w = 0; trace_warning(t, w, msg, sizeof(msg)) == 0; w++)
+			warn(msg);
+	}
+	free(st);
+	return 0;
+}
+
 static int caching_cb(void *ctx, int proc, uint32_t stack)
 {
 	struct pipeline *p = ctx;
@@ -26,26 +109,19 @@ static int caching_cb(void *ctx, int proc, uint32_t stack)
 int pipeline_run(struct pipeline *p, char **files, int n, const struct pipeline_opts *o,
 		 void (*warn)(const char *msg), int *status, char *err, size_t errlen)
 {
-	char msg[1024];
 	struct shm_result shm;
 
 	memset(p, 0, sizeof(*p));
 	*status = 1;
 	progress_start();
 	p->t = calloc((size_t)n, sizeof(*p->t));
-	if (!p->t)
+	p->files = calloc((size_t)n, sizeof(*p->files));
+	if (!p->t || !p->files)
 		goto nomem;
-	for (int i = 0; i < n; i++) {
-		p->t[i] = trace_open(files[i], err, errlen);
-		if (!p->t[i]) {
-			if (errno == ENOENT || errno == ENOTDIR)
-				*status = 2;
-			return -1;
-		}
-		p->n++;
-		for (unsigned w = 0; trace_warning(p->t[i], w, msg, sizeof(msg)) == 0; w++)
-			warn(msg);
-	}
+	if (open_traces(p, files, n, p->files, warn, status, err, errlen))
+		return -1;
+	files = p->files;
+	n = p->n;
 	p->s = stream_open(p->t, n, err, errlen);
 	if (!p->s)
 		return -1;
@@ -116,6 +192,7 @@ void pipeline_free(struct pipeline *p)
 	for (int i = 0; i < p->n; i++)
 		trace_close(p->t[i]);
 	free(p->t);
+	free(p->files);
 	free(p->db_path);
 	memset(p, 0, sizeof(*p));
 }

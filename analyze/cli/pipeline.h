@@ -23,6 +23,7 @@ struct pipeline_opts {
 
 struct pipeline {
 	struct trace **t;
+	char **files;               /* the name of each of t (distinct traces) */
 	int n;
 	struct stream *s;
 	struct db *db;
