@@ -126,8 +126,8 @@ static int nonzero(const unsigned char *p, uint64_t n)
  * within the slab and at least the type's minimum: string and array lengths.
  * Returns 0, or -1 with a message.
  */
-static int check_body(const struct trace *t, const unsigned char *p, uint32_t size,
-		      uint64_t off, struct scan *sc)
+static int check_body(const unsigned char *p, uint32_t size, uint64_t off, char *err,
+		      size_t errlen)
 {
 	uint64_t need = 0;
 	const char *what = NULL;
@@ -148,8 +148,8 @@ static int check_body(const struct trace *t, const unsigned char *p, uint32_t si
 	case MT_REC_STACK: {
 		const struct mt_stack *r = (const void *)p;
 		if (r->id == 0) {
-			set_err(sc->err, sc->errlen, "'%s': corrupt stack record at offset %#llx: id 0",
-				t->path, (unsigned long long)off);
+			set_err(err, errlen, "corrupt stack record at offset %#llx: id 0",
+				(unsigned long long)off);
 			return -1;
 		}
 		need = sizeof(*r) + (uint64_t)r->depth * sizeof(r->ips[0]);
@@ -165,8 +165,8 @@ static int check_body(const struct trace *t, const unsigned char *p, uint32_t si
 	case MT_REC_PYCODE: {
 		const struct mt_pycode *r = (const void *)p;
 		if (r->id == 0) {
-			set_err(sc->err, sc->errlen, "'%s': corrupt pycode record at offset %#llx: id 0",
-				t->path, (unsigned long long)off);
+			set_err(err, errlen, "corrupt pycode record at offset %#llx: id 0",
+				(unsigned long long)off);
 			return -1;
 		}
 		need = sizeof(*r) + (uint64_t)r->filename_len + r->name_len + r->linetable_len;
@@ -181,16 +181,16 @@ static int check_body(const struct trace *t, const unsigned char *p, uint32_t si
 	}
 	case MT_REC_FW_EVENT:
 		if (((const struct mt_head *)p)->a == 0) {
-			set_err(sc->err, sc->errlen, "'%s': corrupt fw_event record at offset %#llx: action 0",
-				t->path, (unsigned long long)off);
+			set_err(err, errlen, "corrupt fw_event record at offset %#llx: action 0",
+				(unsigned long long)off);
 			return -1;
 		}
 		break;
 	case MT_REC_FW_STACK: {
 		const struct mt_fw_stack *r = (const void *)p;
 		if (r->id == 0) {
-			set_err(sc->err, sc->errlen, "'%s': corrupt fw_stack record at offset %#llx: id 0",
-				t->path, (unsigned long long)off);
+			set_err(err, errlen, "corrupt fw_stack record at offset %#llx: id 0",
+				(unsigned long long)off);
 			return -1;
 		}
 		/* Each frame is at least its 8-byte head: the walk is bounded
@@ -215,9 +215,9 @@ static int check_body(const struct trace *t, const unsigned char *p, uint32_t si
 	}
 	}
 	if (need > size) {
-		set_err(sc->err, sc->errlen,
-			"'%s': corrupt %s record at offset %#llx: %s need %llu bytes, the record has %u",
-			t->path, trace_type_name(((const struct mt_head *)p)->type),
+		set_err(err, errlen,
+			"corrupt %s record at offset %#llx: %s need %llu bytes, the record has %u",
+			trace_type_name(((const struct mt_head *)p)->type),
 			(unsigned long long)off, what, (unsigned long long)need, size);
 		return -1;
 	}
@@ -299,12 +299,115 @@ static void slab_left(const struct trace *t, uint64_t k)
 	}
 }
 
-/* The walk reached the end of its slab; a walk of the file has left it. */
-static void end_slab(struct trace_iter *it, int one_slab)
+void trace_slab_iter_init(struct trace_slab_iter *it, const void *slab, size_t avail,
+			  uint32_t version_major)
 {
-	it->pos = 0;
-	if (!one_slab)
-		slab_left(it->t, it->slab - 1);
+	memset(it, 0, sizeof(*it));
+	it->slab = slab;
+	it->avail = avail;
+	it->version = version_major;
+}
+
+void trace_slab_iter_more(struct trace_slab_iter *it, size_t avail)
+{
+	if (avail > it->avail)
+		it->avail = avail;
+}
+
+/* The next record of the slab: see trace-read.h. */
+int trace_slab_iter_next(struct trace_slab_iter *it, struct trace_rec *rec)
+{
+	const uint64_t ss = it->slab_size;
+	uint64_t off, size, fo;
+	const unsigned char *p;
+	struct mt_head h;
+	uint32_t word, min, delta;
+	int is_long;
+
+	it->zero = 0;
+	if (it->pos == 0) {
+		const struct mt_slab_header *sh = (const void *)it->slab;
+
+		if (it->avail < sizeof(*sh) ||
+		    __atomic_load_n(&sh->magic, __ATOMIC_ACQUIRE) != MT_SLAB_MAGIC)
+			return 0;
+		it->tid = sh->tid;
+		it->base = sh->time_base;
+		it->pos = sizeof(*sh);
+	}
+	off = it->pos;
+	fo = it->file_off + off;
+	p = it->slab + off;
+	if (off + sizeof(h) > it->avail)
+		return 0;
+	word = __atomic_load_n((const uint32_t *)p, __ATOMIC_ACQUIRE);
+	memcpy(&h, &word, sizeof(h));
+	if (word == 0) {
+		it->zero = 1;
+		return 0;
+	}
+	if (h.type == 0) {
+		set_err(it->err, sizeof(it->err), "corrupt record at offset %#llx: type 0",
+			(unsigned long long)fo);
+		return -1;
+	}
+	if (h.size8) {
+		size = h.size8 * 8u;
+	} else {
+		if (off + sizeof(struct mt_long_head) > it->avail) {
+			if (!ss || it->avail < ss)
+				return 0;
+			set_err(it->err, sizeof(it->err),
+				"corrupt record at offset %#llx: long head runs past the slab end",
+				(unsigned long long)fo);
+			return -1;
+		}
+		size = ((const struct mt_long_head *)p)->size;
+		if (size < sizeof(struct mt_long_head) || size % 8) {
+			set_err(it->err, sizeof(it->err), "corrupt record at offset %#llx: bad size %llu",
+				(unsigned long long)fo, (unsigned long long)size);
+			return -1;
+		}
+	}
+	if (off + size > it->avail) {
+		if (!ss || off + size <= ss)
+			return 0;   /* not there yet, or the file lost its end */
+		set_err(it->err, sizeof(it->err),
+			"corrupt record at offset %#llx: size %llu runs past the slab end",
+			(unsigned long long)fo, (unsigned long long)size);
+		return -1;
+	}
+	if (type_rule(h.type, &min, &is_long) == 0) {
+		if (is_long != !h.size8) {
+			set_err(it->err, sizeof(it->err),
+				"corrupt %s record at offset %#llx: %s size encoding",
+				trace_type_name(h.type), (unsigned long long)fo,
+				h.size8 ? "short" : "long");
+			return -1;
+		}
+		if (size < min) {
+			set_err(it->err, sizeof(it->err),
+				"corrupt %s record at offset %#llx: size %llu, at least %u expected",
+				trace_type_name(h.type), (unsigned long long)fo,
+				(unsigned long long)size, min);
+			return -1;
+		}
+		if (check_body(p, (uint32_t)size, fo, it->err, sizeof(it->err)) < 0)
+			return -1;
+	}
+
+	if (h.type == MT_REC_TIMEBASE)
+		it->base = ((const struct mt_timebase *)p)->time_base;
+	rec->p = p;
+	rec->size = (uint32_t)size;
+	rec->type = h.type;
+	rec->tid = it->tid;
+	rec->time_ns = it->base;
+	if (time_delta(p, &delta))
+		rec->time_ns += delta;
+	rec->offset = fo;
+	it->pos = off + size;
+	return 1;
 }
 
 /*
@@ -322,7 +425,10 @@ static int walk(struct trace_iter *it, struct trace_rec *rec, struct scan *sc, i
 	if (!sc)
 		sc = &none;
 	for (;;) {
-		if (it->pos == 0) {
+		struct trace_slab_iter *si = &it->si;
+		int r;
+
+		if (!it->in_slab) {
 			uint64_t start, end;
 			const struct mt_slab_header *sh;
 
@@ -336,100 +442,25 @@ static int walk(struct trace_iter *it, struct trace_rec *rec, struct scan *sc, i
 			sh = (const void *)(t->map + start);
 			if (sh->magic != MT_SLAB_MAGIC)
 				continue;
-			it->tid = sh->tid;
-			it->base = sh->time_base;
-			it->pos = start + sizeof(*sh);
-			it->end = end;
+			trace_slab_iter_init(si, sh, end - start,
+					     ((const struct mt_file_header *)t->map)->version);
+			si->slab_size = slab;
+			si->file_off = start;
+			it->in_slab = 1;
 		}
-
-		uint64_t off = it->pos;
-		uint64_t slab_end = t->header_size + (it->slab - 1) * slab + slab;
-		int cut = it->end < slab_end;   /* the file ends inside this slab */
-		const unsigned char *p = t->map + off;
-		const struct mt_head *h = (const void *)p;
-		uint64_t size;
-		uint32_t min, delta;
-		int is_long;
-
-		if (off + sizeof(*h) > it->end) {
-			end_slab(it, one_slab);
-			continue;
-		}
-		if (!h->type && !h->size8 && !h->a && !h->b) {
-			if (nonzero(p, it->end - off))
-				sc->torn++;
-			end_slab(it, one_slab);
-			continue;
-		}
-		if (h->type == 0) {
-			set_err(sc->err, sc->errlen,
-				"'%s': corrupt record at offset %#llx: type 0", t->path,
-				(unsigned long long)off);
+		r = trace_slab_iter_next(si, rec);
+		if (r == 1)
+			return 1;
+		if (r < 0) {
+			set_err(sc->err, sc->errlen, "'%s': %s", t->path, si->err);
 			return -1;
 		}
-		if (h->size8) {
-			size = h->size8 * 8u;
-		} else {
-			if (off + sizeof(struct mt_long_head) > it->end) {
-				if (cut) {
-					end_slab(it, one_slab);
-					continue;
-				}
-				set_err(sc->err, sc->errlen,
-					"'%s': corrupt record at offset %#llx: long head runs past the slab end",
-					t->path, (unsigned long long)off);
-				return -1;
-			}
-			size = ((const struct mt_long_head *)p)->size;
-			if (size < sizeof(struct mt_long_head) || size % 8) {
-				set_err(sc->err, sc->errlen,
-					"'%s': corrupt record at offset %#llx: bad size %llu",
-					t->path, (unsigned long long)off, (unsigned long long)size);
-				return -1;
-			}
-		}
-		if (off + size > it->end) {
-			if (cut && off + size <= slab_end) {
-				/* The record was written whole; the file lost its end. */
-				end_slab(it, one_slab);
-				continue;
-			}
-			set_err(sc->err, sc->errlen,
-				"'%s': corrupt record at offset %#llx: size %llu runs past the slab end",
-				t->path, (unsigned long long)off, (unsigned long long)size);
-			return -1;
-		}
-		if (type_rule(h->type, &min, &is_long) == 0) {
-			if (is_long != !h->size8) {
-				set_err(sc->err, sc->errlen,
-					"'%s': corrupt %s record at offset %#llx: %s size encoding",
-					t->path, trace_type_name(h->type), (unsigned long long)off,
-					h->size8 ? "short" : "long");
-				return -1;
-			}
-			if (size < min) {
-				set_err(sc->err, sc->errlen,
-					"'%s': corrupt %s record at offset %#llx: size %llu, at least %u expected",
-					t->path, trace_type_name(h->type), (unsigned long long)off,
-					(unsigned long long)size, min);
-				return -1;
-			}
-			if (check_body(t, p, (uint32_t)size, off, sc) < 0)
-				return -1;
-		}
-
-		if (h->type == MT_REC_TIMEBASE)
-			it->base = ((const struct mt_timebase *)p)->time_base;
-		rec->p = p;
-		rec->size = (uint32_t)size;
-		rec->type = h->type;
-		rec->tid = it->tid;
-		rec->time_ns = it->base;
-		if (time_delta(p, &delta))
-			rec->time_ns += delta;
-		rec->offset = off;
-		it->pos = off + size;
-		return 1;
+		/* A zero head with bytes after it: a writer died before its head. */
+		if (si->zero && nonzero(si->slab + si->pos, si->avail - si->pos))
+			sc->torn++;
+		it->in_slab = 0;
+		if (!one_slab)
+			slab_left(t, it->slab - 1);
 	}
 }
 

@@ -70,14 +70,36 @@ struct trace_rec {
 	uint64_t offset;        /* file offset of the record */
 };
 
+/*
+ * One slab's records, decoded one at a time, resumable: for a reader that
+ * follows a trace while it grows (memtrace top) as well as for the walk of
+ * a whole file. The fields are private except slab_size and file_off,
+ * which a caller that knows them sets after trace_slab_iter_init().
+ */
+struct trace_slab_iter {
+	const unsigned char *slab;  /* the slab's first byte (its header) */
+	size_t avail;               /* bytes of it readable now */
+	size_t pos;                 /* offset of the next record; 0: the slab
+	                               header is not read yet */
+	size_t slab_size;           /* the slab's size when known: a record
+	                               that runs past it is damage; 0: unknown,
+	                               such a record is "not there yet" */
+	uint64_t file_off;          /* file offset of the slab, for
+	                               trace_rec.offset and messages (0) */
+	uint32_t version;           /* the trace's major format version */
+	uint32_t tid;
+	uint64_t base;              /* current time base */
+	int zero;                   /* the last 0 came from a zero head */
+	char err[200];              /* after -1: what is wrong, without the
+	                               file's name */
+};
+
 /* Walk position; initialize with trace_iter_init(), fields are private. */
 struct trace_iter {
 	const struct trace *t;
 	uint64_t slab;          /* index of the next slab to enter */
-	uint64_t pos;           /* file offset of the next record, 0: none */
-	uint64_t end;           /* end of the current slab's bytes in the file */
-	uint64_t base;          /* current time base */
-	uint32_t tid;
+	int in_slab;            /* si holds the slab before that one */
+	struct trace_slab_iter si;
 };
 
 /* A piece of a long record: not NUL-terminated, may hold any byte. */
@@ -150,6 +172,24 @@ int trace_next(struct trace_iter *it, struct trace_rec *rec);
  */
 int trace_next_in_slab(struct trace_iter *it, struct trace_rec *rec);
 void trace_slab_done(const struct trace *t, const struct trace_rec *rec);
+
+/*
+ * The slab walker. slab points at a slab's first byte (its struct
+ * mt_slab_header), of which avail bytes can be read now; version_major is
+ * the trace header's version. trace_slab_iter_next() fills rec (offset is
+ * file_off + the record's offset in the slab) and returns 1; 0 when no
+ * complete record is there now: the slab header or the next record's head
+ * is not published (a zero head) or the record runs past avail, so it may
+ * appear later (call again after trace_slab_iter_more() raised avail); -1
+ * when the slab is damaged, with a message in it->err. Every record handed
+ * out was checked as trace_open() checks it. Heads and the slab magic are
+ * read with acquire loads, so a slab another process is writing (the
+ * recorder's MAP_SHARED file) can be followed as it grows.
+ */
+void trace_slab_iter_init(struct trace_slab_iter *it, const void *slab, size_t avail,
+			  uint32_t version_major);
+int trace_slab_iter_next(struct trace_slab_iter *it, struct trace_rec *rec);
+void trace_slab_iter_more(struct trace_slab_iter *it, size_t avail);
 
 /* The variable parts of long records handed out by trace_next(). */
 void trace_process_strings(const struct mt_process *p, struct trace_bytes *hostname,

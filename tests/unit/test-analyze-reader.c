@@ -1439,6 +1439,41 @@ static int write_sample(int argc, char **argv)
 	return 0;
 }
 
+/* The slab walker follows a slab while it is written: 0 until a record is
+   whole and published, then the record; damage is -1 with a message. */
+static void test_slab_iter(void)
+{
+	struct tb tb;
+	struct trace_slab_iter si;
+	struct trace_rec r;
+	struct cursor c;
+	const unsigned char *slab;
+	size_t second;
+
+	tb_init(&tb, HS, 1);
+	slab = tb.buf + HS;
+	c = tb_slab(&tb, 0, 31, START_MONO);
+	put_event(&c, MT_REC_ALLOC, MT_KIND_DEVICE, 0, 5, 0x1000, 64, MT_API_cuMemAlloc, 0);
+	second = c.pos - HS;
+	trace_slab_iter_init(&si, slab, 8, MT_FORMAT_VERSION);
+	CHECK(trace_slab_iter_next(&si, &r) == 0);              /* header not there */
+	trace_slab_iter_more(&si, 16 + 20);
+	CHECK(trace_slab_iter_next(&si, &r) == 0);              /* event cut at 20 of 32 */
+	CHECK(si.zero == 0);
+	trace_slab_iter_more(&si, HS);
+	CHECK(trace_slab_iter_next(&si, &r) == 1);
+	CHECK(r.type == MT_REC_ALLOC && r.tid == 31 && r.time_ns == START_MONO + 5);
+	CHECK(r.offset == 16 && ((const struct mt_event *)r.p)->bytes == 64);
+	CHECK(trace_slab_iter_next(&si, &r) == 0 && si.zero == 1);
+	put_event(&c, MT_REC_FREE, MT_KIND_DEVICE, 0, 9, 0x1000, 0, MT_API_cuMemFree, 0);
+	CHECK(trace_slab_iter_next(&si, &r) == 1);              /* resumed */
+	CHECK(r.type == MT_REC_FREE && r.time_ns == START_MONO + 9 && r.offset == second);
+	tb.buf[c.pos + 1] = 4;                                  /* type 0, size 32 */
+	CHECK(trace_slab_iter_next(&si, &r) == -1);
+	CHECK_EQ_STR(si.err, "corrupt record at offset 0x50: type 0");
+	free(tb.buf);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 2 && !strcmp(argv[1], "--write-sample"))
@@ -1453,6 +1488,7 @@ int main(int argc, char **argv)
 	test_merge_order();
 	test_origin();
 	test_fw();
+	test_slab_iter();
 	unlink(tmp_path());
 	return test_report(__FILE__);
 }
