@@ -21,6 +21,11 @@ expect_eq "$(grep -m1 'at exit' text)" \
 rj() { python3 -c "import json,sys; r=json.load(open('json')); d=[d for d in r['devices'] if d['device'] == 0]; print($1)"; }
 expect_eq "$(rj '"%d %d %d" % (d[0]["peak_reserved_bytes"], d[0]["left_at_exit_bytes"], d[0]["live_at_end_bytes"])')" \
 	"$((21 * MiB)) $((192 * MiB)) $((3 * MiB))" "JSON: peak, left at exit, live at the end"
-# one worker's own device: one figure, live at exit
-expect_eq "$(grep -c '^    live at exit 3.00 MiB$' text)" 64 "each worker's live at exit"
+# one worker's own device: one figure, live at exit; 64 processes make a
+# ranks table, with full sections for the 3 highest peaks only (all equal
+# here: no outlier flagged), and the JSON has every worker's
+expect_eq "$(grep -c '^    live at exit 3.00 MiB$' text)" 3 "full sections' live at exit"
+expect_eq "$(grep -c '^  vm  *0  *-  *[0-9]*  *3.00 MiB  *0$' text)" 64 "a row per worker, none flagged"
+expect_eq "$(python3 -c "import json; r=json.load(open('json')); print(sum(1 for p in r['processes'] for d in p['devices'] if d['left_at_exit_bytes'] == 3 * $MiB))")" \
+	64 "JSON: each worker's live at exit"
 exit 0

@@ -151,6 +151,7 @@ int report_devices(struct report *r, const struct analysis *a, char *err, size_t
 {
 	memset(r, 0, sizeof(*r));
 	r->a = a;
+	r->top_peak_proc = -1;
 	r->gdevs = calloc((size_t)a->ndevs + 1, sizeof(int));
 	if (!r->gdevs) {
 		snprintf(err, errlen, "out of memory");
@@ -160,6 +161,127 @@ int report_devices(struct report *r, const struct analysis *a, char *err, size_t
 		if (a->devs[i].proc < 0 && a->devs[i].used)
 			r->gdevs[r->ngdevs++] = i;
 	qsort_r(r->gdevs, (size_t)r->ngdevs, sizeof(int), cmp_gdev, (void *)a);
+	return 0;
+}
+
+/* --- the ranks table ------------------------------------------------------ */
+
+static int cmp_bytes(struct trace_bytes x, struct trace_bytes y)
+{
+	size_t n = x.len < y.len ? x.len : y.len;
+	int c = n ? memcmp(x.p, y.p, n) : 0;
+
+	return c ? c : (x.len > y.len) - (x.len < y.len);
+}
+
+static int cmp_rank(const void *x, const void *y)
+{
+	const struct rep_rank *a = x, *b = y;
+	int c = cmp_bytes(a->host, b->host);
+
+	if (c)
+		return c;
+	if (a->dev != b->dev)
+		return a->dev < b->dev ? -1 : 1;
+	if (a->rank != b->rank)
+		return a->rank < b->rank ? -1 : 1;
+	return a->proc - b->proc;
+}
+
+static int cmp_u64(const void *x, const void *y)
+{
+	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+
+	return (a > b) - (a < b);
+}
+
+/* By peak, highest first, then by process: for the full sections. */
+static int cmp_peak(const void *x, const void *y, void *ctx)
+{
+	const struct analysis *a = ctx;
+	int p = *(const int *)x, q = *(const int *)y;
+
+	if (a->procs[p].peak_all != a->procs[q].peak_all)
+		return a->procs[p].peak_all > a->procs[q].peak_all ? -1 : 1;
+	return p - q;
+}
+
+/*
+ * The rows of the ranks table and their flags: the highest peak (the first
+ * process with it), every process with a failed call or killed, and full
+ * sections for those and the REP_RANKS_FULL highest peaks.
+ */
+static int ranks_build(struct report *r)
+{
+	const struct analysis *a = r->a;
+	int n = a->nprocs;
+	uint64_t *peaks;
+	int *order;
+
+	r->top_peak_proc = -1;
+	if (n <= REP_RANKS_INLINE)
+		return 0;
+	r->ranks = calloc((size_t)n, sizeof(*r->ranks));
+	r->rank_row = calloc((size_t)n, sizeof(*r->rank_row));
+	peaks = calloc((size_t)n, sizeof(*peaks));
+	order = calloc((size_t)n, sizeof(*order));
+	if (!r->ranks || !r->rank_row || !peaks || !order) {
+		free(peaks);
+		free(order);
+		return -1;
+	}
+	for (int i = 0; i < n; i++) {
+		const struct an_proc *ap = &a->procs[i];
+		const struct sproc *p = stream_proc(a->s, i);
+		struct rep_rank *k = &r->ranks[i];
+		uint64_t best = 0;
+
+		k->proc = i;
+		k->rank = p->process ? p->process->rank : -1;
+		k->dev = -1;
+		if (p->process) {
+			struct trace_bytes c, e;
+
+			trace_process_strings(p->process, &k->host, &c, &e);
+		}
+		for (int d = 0; d < AN_MAX_DEV; d++)
+			if (ap->pdev[d] >= 0 && (k->dev < 0 || a->devs[ap->pdev[d]].peak.reserved > best)) {
+				k->dev = d;
+				best = a->devs[ap->pdev[d]].peak.reserved;
+			}
+		k->peak = ap->peak_all;
+		k->failed = ap->failed;
+		if (ap->failed) {
+			k->flags |= REP_RANK_FAILED | REP_RANK_FULL;
+			r->nflagged_failed++;
+		}
+		if (ap->end == AN_END_KILLED) {
+			k->flags |= REP_RANK_KILLED | REP_RANK_FULL;
+			r->nflagged_killed++;
+		}
+		peaks[i] = ap->peak_all;
+		order[i] = i;
+	}
+	qsort_r(order, (size_t)n, sizeof(*order), cmp_peak, (void *)a);
+	/* an outlier only when no other process reached it */
+	r->top_peak = a->procs[order[0]].peak_all;
+	while (r->top_peak_shared < n && a->procs[order[r->top_peak_shared]].peak_all == r->top_peak)
+		r->top_peak_shared++;
+	if (r->top_peak && r->top_peak_shared == 1) {
+		r->top_peak_proc = order[0];
+		r->ranks[order[0]].flags |= REP_RANK_TOP_PEAK;
+	}
+	for (int i = 0; i < n && i < REP_RANKS_FULL; i++)
+		if (a->procs[order[i]].peak_all)
+			r->ranks[order[i]].flags |= REP_RANK_FULL;
+	qsort(peaks, (size_t)n, sizeof(*peaks), cmp_u64);
+	r->median_peak = n % 2 ? peaks[n / 2] : (peaks[n / 2 - 1] + peaks[n / 2]) / 2;
+	qsort(r->ranks, (size_t)n, sizeof(*r->ranks), cmp_rank);
+	for (int i = 0; i < n; i++)
+		r->rank_row[r->ranks[i].proc] = i;
+	r->nranks = n;
+	free(peaks);
+	free(order);
 	return 0;
 }
 
@@ -185,6 +307,8 @@ int report_build(struct report *r, const struct analysis *a, struct symbols *sy,
 		goto nomem;
 	for (int i = 0; i < a->nprocs; i++)
 		r->caching_seen |= a->procs[i].caching_seen;
+	if (ranks_build(r))
+		goto nomem;
 	return 0;
 nomem:
 	report_free(r);
@@ -202,6 +326,8 @@ void report_free(struct report *r)
 	free(r->fw_off);
 	free(r->leaks.v);
 	free(r->cache_exit.v);
+	free(r->ranks);
+	free(r->rank_row);
 	sites_free(&r->sites);
 	shm_result_free(&r->shm);
 	memset(r, 0, sizeof(*r));

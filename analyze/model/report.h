@@ -17,6 +17,29 @@
 
 #define REP_FORMAT_VERSION 2
 #define REP_TOP 10                  /* entries per list */
+#define REP_RANKS_INLINE 8          /* more processes than this: the ranks
+                                       table instead of a section each */
+#define REP_RANKS_FULL 3            /* ... and full sections only for this
+                                       many highest peaks and flagged ranks */
+
+/* A process in the ranks table: why it stands out. */
+enum {
+	REP_RANK_TOP_PEAK = 1,          /* the highest peak of the run */
+	REP_RANK_FAILED = 2,            /* a call failed (an OOM, ...) */
+	REP_RANK_KILLED = 4,            /* ended without a clean exit */
+	REP_RANK_FULL = 8,              /* gets its full section */
+};
+
+/* One row of the ranks table (runs of more than REP_RANKS_INLINE processes). */
+struct rep_rank {
+	int proc;
+	int rank;                       /* -1: the process said none */
+	struct trace_bytes host;
+	int dev;                        /* the device of its highest peak, -1 none */
+	uint64_t peak;                  /* reserved over all its devices */
+	uint64_t failed;
+	int flags;
+};
 
 /* What one site holds in a list: at a peak, or left at exit. */
 struct rep_entry {
@@ -54,6 +77,17 @@ struct report {
 	                                   of a "torch=off" note); p NULL: none */
 	struct shm_result shm;          /* /dev/shm segments (pipeline_run fills
 	                                   it; all zero when not run) */
+	/* the ranks table: 0 rows unless a->nprocs > REP_RANKS_INLINE; sorted
+	   by host, device, rank */
+	struct rep_rank *ranks;
+	int nranks;
+	int *rank_row;                  /* per process: its row in ranks */
+	int top_peak_proc;              /* -1: no process reserved anything, or
+	                                   the highest peak is shared */
+	uint64_t top_peak;              /* the highest peak of a process */
+	int top_peak_shared;            /* processes with that peak */
+	uint64_t median_peak;           /* of the processes' peaks */
+	int nflagged_failed, nflagged_killed;
 };
 
 int report_build(struct report *r, const struct analysis *a, struct symbols *sy, char *err,

@@ -523,6 +523,53 @@ static void framework(struct jw *j, const struct report *r)
 	close_(j, '}');
 }
 
+/* The ranks table of a run of many processes: the same rows and flags as
+   the text's, by host, device and rank; "processes" has the rest. */
+static void ranks(struct jw *j, const struct report *r)
+{
+	static const struct { int flag; const char *name; } flags[] = {
+		{ REP_RANK_TOP_PEAK, "highest_peak" }, { REP_RANK_FAILED, "failed" },
+		{ REP_RANK_KILLED, "killed" },
+	};
+
+	open_(j, "ranks", '{');
+	if (r->top_peak_proc >= 0)
+		u64(j, "highest_peak_pid", rep_pid(r->a, r->top_peak_proc));
+	else
+		null(j, "highest_peak_pid");
+	u64(j, "highest_peak_reserved_bytes", r->top_peak);
+	u64(j, "highest_peak_processes", (uint64_t)r->top_peak_shared);
+	u64(j, "median_peak_reserved_bytes", r->median_peak);
+	u64(j, "full_sections", REP_RANKS_FULL);
+	open_(j, "table", '[');
+	for (int i = 0; i < r->nranks; i++) {
+		const struct rep_rank *k = &r->ranks[i];
+
+		open_(j, NULL, '{');
+		if (k->rank >= 0)
+			i64(j, "rank", k->rank);
+		else
+			null(j, "rank");
+		u64(j, "pid", rep_pid(r->a, k->proc));
+		str(j, "hostname", k->host.p ? k->host.p : "", k->host.len);
+		if (k->dev >= 0)
+			i64(j, "device", k->dev);
+		else
+			null(j, "device");
+		u64(j, "peak_reserved_bytes", k->peak);
+		u64(j, "failed", k->failed);
+		open_(j, "flags", '[');
+		for (size_t f = 0; f < sizeof(flags) / sizeof(flags[0]); f++)
+			if (k->flags & flags[f].flag)
+				cstr(j, NULL, flags[f].name);
+		close_(j, ']');
+		boolean(j, "full_section", !!(k->flags & REP_RANK_FULL));
+		close_(j, '}');
+	}
+	close_(j, ']');
+	close_(j, '}');
+}
+
 int report_json(const struct report *r, FILE *f)
 {
 	const struct analysis *a = r->a;
@@ -543,6 +590,8 @@ int report_json(const struct report *r, FILE *f)
 	for (int i = 0; i < a->nprocs; i++)
 		process(&j, r, i);
 	close_(&j, ']');
+	if (r->nranks)
+		ranks(&j, r);
 
 	open_(&j, "events", '{');
 	u64(&j, "total", a->events);

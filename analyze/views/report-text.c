@@ -223,6 +223,98 @@ static void process_line(FILE *f, const struct report *r, int i)
 	putc('\n', f);
 }
 
+/* "rank 5 (pid 1005) on node00 dev 1" */
+static void rank_name(FILE *f, const struct report *r, const struct rep_rank *k)
+{
+	if (k->rank >= 0)
+		fprintf(f, "rank %d (pid %" PRIu32 ")", k->rank, rep_pid(r->a, k->proc));
+	else
+		fprintf(f, "pid %" PRIu32, rep_pid(r->a, k->proc));
+	if (k->host.len) {
+		fputs(" on ", f);
+		rep_text_str(f, k->host.p, k->host.len);
+	}
+	if (k->dev >= 0)
+		fprintf(f, " dev %d", k->dev);
+}
+
+/*
+ * Many processes: the outliers first, then one line per process, by host,
+ * device and rank, instead of a section each.
+ */
+static void ranks_table(FILE *f, const struct report *r)
+{
+	const struct analysis *a = r->a;
+	char num[32];
+	int n;
+
+	fprintf(f, "ranks: %d processes on %d host%s; full sections below only for the %d highest "
+		"peaks and the flagged ranks (--json lists every process)\n", r->nranks, a->nhosts,
+		a->nhosts == 1 ? "" : "s", REP_RANKS_FULL);
+	if (r->top_peak_proc >= 0) {
+		const struct rep_rank *k = &r->ranks[r->rank_row[r->top_peak_proc]];
+
+		fputs("  highest peak: ", f);
+		rank_name(f, r, k);
+		fprintf(f, ", %s", SZ(k->peak));
+		fprintf(f, " (the median process %s)\n", SZ(r->median_peak));
+	} else if (r->top_peak) {
+		fprintf(f, "  highest peak: %s, reached by %d processes (the median process %s)\n",
+			SZ(r->top_peak), r->top_peak_shared, SZ(r->median_peak));
+	}
+	for (int flag = REP_RANK_FAILED; flag <= REP_RANK_KILLED; flag <<= 1) {
+		int total = flag == REP_RANK_FAILED ? r->nflagged_failed : r->nflagged_killed;
+
+		if (!total)
+			continue;
+		fprintf(f, "  %s (%d): ", flag == REP_RANK_FAILED ? "failed calls" :
+			"killed or crashed", total);
+		n = 0;
+		for (int i = 0; i < r->nranks; i++) {
+			const struct rep_rank *k = &r->ranks[i];
+
+			if (!(k->flags & flag))
+				continue;
+			if (n++)
+				fputs("; ", f);
+			rank_name(f, r, k);
+			if (flag == REP_RANK_FAILED)
+				fprintf(f, ", %" PRIu64 " failed", k->failed);
+		}
+		putc('\n', f);
+	}
+	fprintf(f, "  %-12s %4s %6s %8s %12s %7s\n", "host", "dev", "rank", "pid", "peak", "failed");
+	for (int i = 0; i < r->nranks; i++) {
+		const struct rep_rank *k = &r->ranks[i];
+		char host[13];
+		size_t hl = k->host.len < 12 ? k->host.len : 12;
+
+		memcpy(host, k->host.p ? k->host.p : "", hl);
+		host[hl] = 0;
+		for (size_t c = 0; c < hl; c++)
+			if ((unsigned char)host[c] < 0x20 || (unsigned char)host[c] >= 0x7f)
+				host[c] = '?';
+		if (k->dev >= 0)
+			snprintf(num, sizeof(num), "%d", k->dev);
+		else
+			snprintf(num, sizeof(num), "-");
+		fprintf(f, "  %-12s %4s ", hl ? host : "?", num);
+		if (k->rank >= 0)
+			fprintf(f, "%6d", k->rank);
+		else
+			fprintf(f, "%6s", "-");
+		fprintf(f, " %8" PRIu32 " %12s %7" PRIu64, rep_pid(r->a, k->proc), SZ(k->peak),
+			k->failed);
+		if (k->flags & REP_RANK_TOP_PEAK)
+			fputs("  highest peak", f);
+		if (k->flags & REP_RANK_FAILED)
+			fputs("  FAILED", f);
+		if (k->flags & REP_RANK_KILLED)
+			fputs("  KILLED", f);
+		putc('\n', f);
+	}
+}
+
 static void apis(FILE *f, const struct analysis *a)
 {
 	int n = 0;
@@ -573,8 +665,11 @@ int report_text(const struct report *r, FILE *f)
 	fprintf(f, "memtrace report: %d process%s, %s, %" PRIu64 " event%s (%" PRIu64 " failed)\n",
 		a->nprocs, a->nprocs == 1 ? "" : "es", rep_time(tm, sizeof(tm), a->duration) + 1,
 		a->events, a->events == 1 ? "" : "s", a->failed);
-	for (int i = 0; i < a->nprocs; i++)
-		process_line(f, r, i);
+	if (r->nranks)
+		ranks_table(f, r);
+	else
+		for (int i = 0; i < a->nprocs; i++)
+			process_line(f, r, i);
 	apis(f, a);
 	for (int g = 0; g < r->ngdevs; g++) {
 		putc('\n', f);
@@ -587,6 +682,10 @@ int report_text(const struct report *r, FILE *f)
 		for (int i = 0; i < a->nprocs; i++) {
 			const struct an_proc *ap = &a->procs[i];
 
+			if (r->nranks && !(r->ranks[r->rank_row[i]].flags & REP_RANK_FULL))
+				continue;
+			if (r->nranks)
+				process_line(f, r, i);
 			fprintf(f, "process %" PRIu32 ": peak %s reserved over all devices at %s\n",
 				rep_pid(a, i), SZ(ap->peak_all), rep_time(tm, sizeof(tm), ap->peak_all_time));
 			for (int k = 0; k < AN_MAX_DEV; k++)
