@@ -11,8 +11,9 @@
  * its own generator; rank RANKS*5/7 also takes one 6 GiB block for a while
  * (the clearly highest peak), and ranks RANKS/3 and 2*RANKS/3+1 (when
  * distinct and present) end with a failed cudaMalloc of 80 GiB
- * (cudaErrorMemoryAllocation) and exit(1). Blocks still live at the end
- * are freed first, so nothing leaks.
+ * (cudaErrorMemoryAllocation); the first then exits with status 1, the
+ * second is killed (no exit record). Blocks still live at the end are
+ * freed first, so nothing leaks.
  *
  * usage: gen-ranks DIR [RANKS [EVENTS [HOSTS [DEVS]]]]
  *   (default 1024 ranks, 100000 events, 8 hosts, 8 devices): writes
@@ -155,7 +156,9 @@ int main(int argc, char **argv)
 	big_rank = ranks * 5 / 7;
 	oom1 = ranks >= 3 ? ranks / 3 : -1;
 	oom2 = ranks >= 3 ? 2 * ranks / 3 + 1 : -1;
-	if (oom2 >= ranks || oom2 == big_rank)
+	if (oom2 == big_rank)
+		oom2++;
+	if (oom2 >= ranks)
 		oom2 = -1;
 	if (oom1 == big_rank)
 		oom1 = -1;
@@ -253,7 +256,8 @@ int main(int argc, char **argv)
 			failures++;
 			n++;
 		}
-		exit_rec(&o, t += STEP_NS, oom);
+		if (r != oom2)          /* the second one is killed: no exit record */
+			exit_rec(&o, t += STEP_NS, oom);
 		flush_slab(&o);
 		if (fclose(o.f) != 0) {
 			fprintf(stderr, "gen-ranks: '%s': %s\n", path, strerror(errno));
