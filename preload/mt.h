@@ -104,6 +104,7 @@ int mt_is_own(const void *p);
 void *mt_wrapper_of(enum mt_variant v);
 
 /* writer.c */
+void *mt_import_wrapper(const char *name, void **real);
 int mt_writer_active(void);
 /* Open the file if this is the first record of the process (writing the
    process and module records first); 0 when nothing can be written.
@@ -159,3 +160,6 @@ int mt_modules_maybe_changed(void);
 void mt_modules_fork_child(void);
 
 #endif
+/* Point new modules' imports of wrapped functions that bypass memtrace
+   (RTLD_DEEPBIND) at the wrappers; cheap when nothing was loaded. */
+void mt_modules_redirect(void);

@@ -61,6 +61,20 @@ static int variant_by_name(const char *name)
 	return -1;
 }
 
+/* A module's import of name: memtrace's wrapper, and in *real the function
+   of the loaded driver or runtime it forwards to; NULL when not wrapped. */
+void *mt_import_wrapper(const char *name, void **real)
+{
+	int v = variant_by_name(name);
+
+	if (v < 0)
+		return NULL;
+	*real = v < N_DRIVER_VARIANTS ? mt_driver_sym(name) : mt_runtime_sym(name);
+	if (!*real || mt_is_own(*real))
+		return NULL;
+	return mt_wrapper_of((enum mt_variant)v);
+}
+
 /* The exported symbol of a variant in the loaded driver, looked up once. */
 static void *exported(int v)
 {
@@ -161,6 +175,7 @@ void *mt_dlsym_filter(void *handle, const char *name)
 {
 	if (MT_UNLIKELY(!mt_inited))
 		mt_init();
+	mt_modules_redirect();
 	if (handle == RTLD_NEXT || !name || name[0] != 'c' || name[1] != 'u')
 		return NULL;
 	int v = variant_by_name(name);
