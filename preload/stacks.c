@@ -22,10 +22,37 @@
  * get id 0 ("not recorded") rather than slow the program down.
  * After fork the child starts with an empty table: its ids and stack
  * records belong to its own trace file.
+ *
+ * The unwind cache (x86-64). A program allocates from few call paths, so
+ * each thread keeps its last CACHE_WAYS stacks, each with where every
+ * frame's return address lives on the stack: frame i's ip was read from
+ * slot[i] = its stack pointer - 8 (the CFA of frame i - 1). A capture reads
+ * its own stack pointer; for each entry filled at the same stack pointer it
+ * compares the words at slot[1..n] with ip[1..n] and, on a match, returns
+ * the entry's id without unwinding or hashing. This is exactly the stack
+ * unw_backtrace gives, by induction from frame 0 (this function: a fixed
+ * frame, the same stack pointer): when frame i has the same ip and stack
+ * pointer, its CFA is the same (the CFA of a return address is fixed by
+ * the code and the stack pointer there), so frame i + 1's ip is read from
+ * the same slot, which holds the same word. Two call paths reaching a leaf
+ * through the same caller differ in some slot, so they are two stacks.
+ * Where that premise fails, a frame whose stack pointer moves at run time
+ * at the call (alloca, a variable-length array) could be taken for
+ * another stack only if, besides, the old return address were still lying
+ * in dead stack at its old slot. Signal frames (not return addresses) and
+ * frames whose slot does not hold their ip are never cached. A miss walks
+ * with unw_step (the stack pointers are needed), libunwind set to its
+ * per-thread cache so no lock is taken; a thread whose lookups mostly miss
+ * stops filling and unwinds with unw_backtrace as before. The cache is
+ * mmap'ed on a thread's first capture, unmapped when the thread exits (a
+ * pthread key), and its entries die with the table after fork (a
+ * generation). MEMTRACE_STACK_CACHE=0 turns it off.
  */
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
+#include <pthread.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include "mt.h"
@@ -47,6 +74,44 @@ static char *arena;
 static _Atomic size_t arena_used;
 static _Atomic uint32_t next_id = 1;
 static _Atomic uint32_t used_slots;
+
+#if defined(__x86_64__)
+#define CACHE 1
+#define CACHE_WAYS 8
+#define CACHE_PROBE 64              /* lookups per hit-rate check */
+
+struct cached {
+	uintptr_t sp;               /* stack pointer of the capture, 0: empty */
+	uint32_t gen, id;
+	int n;                      /* frames 0..n-1, own ones included */
+	int skip;                   /* own frames first */
+	int py;                     /* id is of a stack with Python frames */
+	uint64_t *ips, *slots;      /* n of each; slots[0] unused */
+};
+
+struct stack_cache {
+	struct cached e[CACHE_WAYS];
+	unsigned next;              /* way to replace */
+	unsigned lookups, hits;     /* since the last probe */
+	int off;                    /* filling stopped: lookups left to skip */
+	size_t bytes;               /* of the mapping */
+};
+
+static __thread struct stack_cache *tcache;
+static int cache_on;
+static _Atomic uint32_t cache_gen;
+static pthread_key_t cache_key;
+#endif
+
+#ifdef CACHE
+static void cache_free(void *p)
+{
+	struct stack_cache *c = p;
+	if (c == tcache)
+		tcache = NULL;
+	munmap(c, c->bytes);
+}
+#endif
 
 static int table_init(void)
 {
@@ -72,6 +137,14 @@ static int table_init(void)
 		munmap(a, ARENA_BYTES);
 	} else {
 		arena = a;
+#ifdef CACHE
+		const char *e = getenv("MEMTRACE_STACK_CACHE");
+		if ((!e || strcmp(e, "0") != 0) && pthread_key_create(&cache_key, cache_free) == 0) {
+			/* unw_step's own cache: per thread, no lock */
+			unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
+			cache_on = 1;
+		}
+#endif
 	}
 	atomic_store_explicit(&done, 1, memory_order_release);
 	return 0;
@@ -141,26 +214,170 @@ static uint32_t intern(struct mt_thread *t, const uint64_t *ips, int n)
 	}
 }
 
-uint32_t mt_stack_capture(struct mt_thread *t)
+/* The native frames after skip, Python ones spliced in, interned; *py
+   says whether there were Python frames. */
+static uint32_t intern_native(struct mt_thread *t, const uint64_t *ips, int n, int depth, int *py)
 {
-	void *buf[MT_MAX_DEPTH + SKIP_MAX];
 	uint64_t mixed[MT_MAX_DEPTH];
-	int depth = mt_config.depth, n, skip = 0, m;
+	int m;
 
-	if (depth == 0 || table_init() != 0)
-		return 0;
-	n = unw_backtrace(buf, depth + SKIP_MAX);
-	while (skip < n && skip < SKIP_MAX && mt_is_own(buf[skip]))
-		skip++;
-	n -= skip;
-	/* Python frames, where the interpreter's loop is (pyframes.c). */
-	if (n > 0 && (m = mt_py_splice(t, (const uint64_t *)(buf + skip), n, mixed, depth)) > 0)
+	*py = 0;
+	if (n > 0 && (m = mt_py_splice(t, ips, n, mixed, depth)) > 0) {
+		*py = 1;
 		return intern(t, mixed, m);
+	}
 	if (n > depth)
 		n = depth;
 	if (n <= 0)
 		return 0;
-	return intern(t, (const uint64_t *)(buf + skip), n);
+	return intern(t, ips, n);
+}
+
+#ifdef CACHE
+static struct stack_cache *cache_get(int depth)
+{
+	int frames = depth + SKIP_MAX;
+	size_t bytes = sizeof(struct stack_cache) + (size_t)CACHE_WAYS * 2 * (size_t)frames * sizeof(uint64_t);
+	struct stack_cache *c = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (c == MAP_FAILED)
+		return NULL;
+	uint64_t *p = (uint64_t *)(c + 1);
+	for (int i = 0; i < CACHE_WAYS; i++, p += 2 * frames) {
+		c->e[i].ips = p;
+		c->e[i].slots = p + frames;
+	}
+	c->bytes = bytes;
+	if (pthread_setspecific(cache_key, c) != 0) {
+		munmap(c, bytes);
+		return NULL;
+	}
+	return tcache = c;
+}
+
+/* Every frame's return address still where the entry found it: from
+   frame 2, the first whose slot is not below this function's stack. */
+static int cache_valid(const struct cached *e)
+{
+	const uint64_t *ips = e->ips, *slots = e->slots;
+	int i = 2, n = e->n;
+
+	/* Four at a time, one branch each: the loads are independent. */
+	for (; i + 4 <= n; i += 4) {
+		uint64_t d = (*(const uint64_t *)(uintptr_t)slots[i] ^ ips[i]) |
+			     (*(const uint64_t *)(uintptr_t)slots[i + 1] ^ ips[i + 1]) |
+			     (*(const uint64_t *)(uintptr_t)slots[i + 2] ^ ips[i + 2]) |
+			     (*(const uint64_t *)(uintptr_t)slots[i + 3] ^ ips[i + 3]);
+		if (d)
+			return 0;
+	}
+	for (; i < n; i++)
+		if (*(const uint64_t *)(uintptr_t)slots[i] != ips[i])
+			return 0;
+	return 1;
+}
+
+/* Unwind from here with unw_step into e, keeping where each return address
+   was read; 0 when a frame is not a plain call frame (do not cache). */
+static __attribute__((noinline)) int cache_walk(struct cached *e, int max)
+{
+	unw_context_t uc;
+	unw_cursor_t cur;
+	unw_word_t ip, sp;
+	int n = 0, ok = 1, r;
+
+	if (unw_getcontext(&uc) != 0 || unw_init_local(&cur, &uc) != 0)
+		return -1;
+	do {
+		if (unw_get_reg(&cur, UNW_REG_IP, &ip) != 0 || unw_get_reg(&cur, UNW_REG_SP, &sp) != 0)
+			return -1;
+		if (n > 0 && (unw_is_signal_frame(&cur) > 0 || sp < 8 || *(const uint64_t *)(sp - 8) != ip))
+			ok = 0;
+		e->ips[n] = ip;
+		e->slots[n] = sp - 8;
+		n++;
+	} while (n < max && (r = unw_step(&cur)) > 0);
+	e->n = n;
+	return ok;
+}
+#endif
+
+static __attribute__((noinline)) uint32_t capture_plain(struct mt_thread *t, int depth)
+{
+	void *buf[MT_MAX_DEPTH + SKIP_MAX];
+	int n, skip = 0, py;
+
+	n = unw_backtrace(buf, depth + SKIP_MAX);
+	while (skip < n && skip < SKIP_MAX && mt_is_own(buf[skip]))
+		skip++;
+	return intern_native(t, (const uint64_t *)(buf + skip), n - skip, depth, &py);
+}
+
+uint32_t mt_stack_capture(struct mt_thread *t)
+{
+	int depth = mt_config.depth;
+
+	if (depth == 0 || table_init() != 0)
+		return 0;
+#ifdef CACHE
+	struct stack_cache *c = tcache;
+	uintptr_t sp;
+	uint32_t gen;
+
+	if (!cache_on || (!c && !(c = cache_get(depth))))
+		return capture_plain(t, depth);
+	__asm__ volatile("mov %%rsp, %0" : "=r"(sp));
+	gen = atomic_load_explicit(&cache_gen, memory_order_relaxed);
+	c->lookups++;
+	for (int i = 0; i < CACHE_WAYS; i++) {
+		struct cached *e = &c->e[i];
+		if (e->sp == sp && e->gen == gen && cache_valid(e)) {
+			uint64_t mixed[MT_MAX_DEPTH];
+			int m, py;
+			c->hits++;
+			/* Python frames change under the same native stack. */
+			if (mt_config.python && (m = mt_py_splice(t, e->ips + e->skip, e->n - e->skip, mixed, depth)) > 0)
+				return intern(t, mixed, m);
+			if (e->py)
+				return intern_native(t, e->ips + e->skip, e->n - e->skip, depth, &py);
+			return e->id;
+		}
+	}
+	/* Mostly misses (every stack new): stop paying for the walk a while. */
+	if (c->off > 0) {
+		if (--c->off == 0)
+			c->lookups = c->hits = 0;
+		return capture_plain(t, depth);
+	}
+	if (c->lookups >= CACHE_PROBE) {
+		c->off = c->hits * 4 < c->lookups ? CACHE_PROBE * 16 : 0;
+		c->lookups = c->hits = 0;
+		if (c->off)
+			return capture_plain(t, depth);
+	}
+	struct cached *e = &c->e[c->next++ % CACHE_WAYS];
+	int skip = 0, py;
+	e->sp = 0;
+	int ok = cache_walk(e, depth + SKIP_MAX);
+	if (ok < 0)
+		return capture_plain(t, depth);
+	while (skip < e->n && skip < SKIP_MAX && mt_is_own((const void *)(uintptr_t)e->ips[skip]))
+		skip++;
+	uint32_t id = intern_native(t, e->ips + skip, e->n - skip, depth, &py);
+	/* Frames past the depth need no check: they are not in the stack. */
+	if (e->n > skip + depth)
+		e->n = skip + depth;
+	if (ok && skip > 0) {
+		e->skip = skip;
+		e->py = py;
+		e->id = id;
+		e->gen = gen;
+		e->sp = sp;
+	}
+	return id;
+#else
+	return capture_plain(t, depth);
+#endif
 }
 
 void mt_stacks_fork_child(void)
@@ -175,5 +392,8 @@ void mt_stacks_fork_child(void)
 	atomic_store(&arena_used, 0);
 	atomic_store(&used_slots, 0);
 	atomic_store(&next_id, 1);
+#ifdef CACHE
+	atomic_fetch_add(&cache_gen, 1);   /* the ids were the parent's */
+#endif
 	mt_py_fork_child();
 }
