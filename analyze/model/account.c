@@ -44,6 +44,7 @@ struct priv {
 	uint64_t *remaining;        /* per proc: records not walked yet */
 	uint64_t records_left;      /* of all procs, not walked yet */
 	int oom;                    /* a timeline or sample could not be kept */
+	uint64_t feed_seq, feed_rn; /* analysis_feed(): events, records so far */
 };
 
 #define PRIV(a) ((struct priv *)(a)->priv)
@@ -146,14 +147,19 @@ static void tl_keep(struct analysis *a, struct an_dev *d, const struct an_tl_row
 }
 
 /*
- * The timeline every view draws, at most about two rows per 1/4000 of the
- * run and device: the first change in a time bucket, each new maximum in
- * it (so the peak is always a row), and the state at the end of the bucket
- * before, so that steps end where they really end.
+ * The timeline every view draws, at most three rows per 1/4000 of the
+ * run and device: the first change in a time bucket, its highest point (so
+ * the peak is always a row), and the state at the end of the bucket
+ * before, so that steps end where they really end. In a run of more than
+ * 16 processes a process's own device has 64000/N buckets (at least 250),
+ * so that the rows do not grow with the number of traces.
  */
 static void timeline_add(struct analysis *a, struct an_dev *d, uint64_t t)
 {
-	uint64_t w = a->duration / 4000 + 1, b = t / w;
+	/* a process's own device in a run of many gets fewer buckets, so
+	   that the rows of all of them stay about 64 K in all */
+	uint64_t nb = d->proc >= 0 && a->nprocs > 16 ? 64000 / (uint64_t)a->nprocs : 4000;
+	uint64_t w = a->duration / (nb < 250 ? 250 : nb) + 1, b = t / w;
 	struct an_tl_row row = { t, d->reserved, d->allocated };
 
 	if (b != d->tl_bucket || !d->tl_started) {
@@ -167,7 +173,12 @@ static void timeline_add(struct analysis *a, struct an_dev *d, uint64_t t)
 	if (d->reserved > d->tl_max || !d->ntl) {
 		if (d->reserved > d->tl_max)
 			d->tl_max = d->reserved;
-		tl_keep(a, d, &row);
+		/* a second new maximum in the bucket replaces the first: the
+		   bucket keeps its first change and its highest point */
+		if (d->ntl >= 2 && d->tl[d->ntl - 1].t / w == b && d->tl[d->ntl - 2].t / w == b)
+			d->tl[d->ntl - 1] = row;
+		else
+			tl_keep(a, d, &row);
 		d->tl_pending = 0;
 		return;
 	}
@@ -943,8 +954,33 @@ out:
 	return rc;
 }
 
-struct analysis *analysis_run(struct stream *s, struct an_sink *sink, an_caching_fn caching,
-			      void *caching_ctx, char *err, size_t errlen)
+/* The host index of process i, from the processes before it. */
+static void host_index(struct analysis *a, int i)
+{
+	struct priv *p = PRIV(a);
+	const char *h;
+	size_t hl;
+
+	for (int k = 0; k < AN_MAX_DEV; k++)
+		a->procs[i].pdev[k] = -1;
+	an_hostname(a, i, &h, &hl);
+	p->host_of[i] = a->nhosts;
+	for (int j = 0; j < i; j++) {
+		const char *h2;
+		size_t hl2;
+
+		an_hostname(a, j, &h2, &hl2);
+		if (hl == hl2 && !memcmp(h, h2, hl)) {
+			p->host_of[i] = p->host_of[j];
+			break;
+		}
+	}
+	if (p->host_of[i] == a->nhosts)
+		a->nhosts++;
+}
+
+struct analysis *analysis_begin(struct stream *s, an_caching_fn caching, void *caching_ctx,
+				char *err, size_t errlen)
 {
 	struct analysis *a = calloc(1, sizeof(*a));
 	struct priv *p = calloc(1, sizeof(*p));
@@ -966,27 +1002,92 @@ struct analysis *analysis_run(struct stream *s, struct an_sink *sink, an_caching
 	frag_reset();
 	p->caching = caching;
 	p->caching_ctx = caching_ctx;
-	for (int i = 0; i < n; i++) {
-		const char *h;
-		size_t hl;
+	for (int i = 0; i < n; i++)
+		host_index(a, i);
+	return a;
+nomem:
+	errno = ENOMEM;
+	snprintf(err, errlen, "out of memory");
+	analysis_free(a);
+	if (!a)
+		free(p);
+	return NULL;
+}
 
-		for (int k = 0; k < AN_MAX_DEV; k++)
-			a->procs[i].pdev[k] = -1;
-		an_hostname(a, i, &h, &hl);
-		p->host_of[i] = a->nhosts;
-		for (int j = 0; j < i; j++) {
-			const char *h2;
-			size_t hl2;
+/* --- feeding the pass record by record (memtrace top) --------------------- */
 
-			an_hostname(a, j, &h2, &hl2);
-			if (hl == hl2 && !memcmp(h, h2, hl)) {
-				p->host_of[i] = p->host_of[j];
-				break;
-			}
-		}
-		if (p->host_of[i] == a->nhosts)
-			a->nhosts++;
+int analysis_add_procs(struct analysis *a)
+{
+	struct priv *p = PRIV(a);
+	int n = stream_nprocs(a->s), old = a->nprocs;
+	void *np, *nh, *nr, *nl;
+
+	a->duration = stream_duration(a->s);
+	if (n <= old)
+		return 0;
+	np = realloc(a->procs, (size_t)n * sizeof(*a->procs));
+	if (np)
+		a->procs = np;
+	nh = realloc(p->host_of, (size_t)n * sizeof(int));
+	if (nh)
+		p->host_of = nh;
+	nr = realloc(p->remaining, (size_t)n * sizeof(uint64_t));
+	if (nr)
+		p->remaining = nr;
+	nl = realloc(p->live.released, (size_t)n);
+	if (nl)
+		p->live.released = nl;
+	if (!np || !nh || !nr || !nl) {
+		errno = ENOMEM;
+		return -1;
 	}
+	memset(a->procs + old, 0, (size_t)(n - old) * sizeof(*a->procs));
+	memset(p->remaining + old, 0, (size_t)(n - old) * sizeof(uint64_t));
+	memset(p->live.released + old, 0, (size_t)(n - old));
+	a->nprocs = n;
+	for (int i = old; i < n; i++)
+		host_index(a, i);
+	return 0;
+}
+
+int analysis_feed(struct analysis *a, const struct srec *r)
+{
+	struct priv *p = PRIV(a);
+	struct ctx c = { a, r, p->feed_seq, p->feed_rn, NULL };
+
+	if (r->rec.type >= MT_REC_ALLOC && r->rec.type <= MT_REC_FREE_EX)
+		c.seq++;
+	c.rn++;
+	p->feed_seq = c.seq;
+	p->feed_rn = c.rn;
+	if (r->proc >= a->nprocs) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (do_record(&c) || p->oom) {
+		errno = ENOMEM;
+		return -1;
+	}
+	return 0;
+}
+
+void analysis_proc_gone(struct analysis *a, int proc, uint64_t t)
+{
+	if (proc < 0 || proc >= a->nprocs || PRIV(a)->live.released[proc])
+		return;
+	PRIV(a)->records_left = 1;      /* the run goes on */
+	proc_exit(a, proc, t, PRIV(a)->feed_rn);
+}
+
+struct analysis *analysis_run(struct stream *s, struct an_sink *sink, an_caching_fn caching,
+			      void *caching_ctx, char *err, size_t errlen)
+{
+	struct analysis *a = analysis_begin(s, caching, caching_ctx, err, errlen);
+	struct priv *p;
+
+	if (!a)
+		return NULL;
+	p = a->priv;
 	if (walk(a, sink, 0, NULL) || (sink && sink->end && sink->end(sink->ctx))) {
 		if (!sink || !sink->errmsg)
 			goto fail;
@@ -1018,8 +1119,6 @@ fail:
 	snprintf(err, errlen, "out of memory");
 failed:
 	analysis_free(a);
-	if (!a)
-		free(p);
 	return NULL;
 }
 

@@ -237,6 +237,24 @@ struct analysis *analysis_run(struct stream *s, struct an_sink *sink, an_caching
 			      void *caching_ctx, char *err, size_t errlen);
 void analysis_free(struct analysis *a);
 
+/*
+ * The same pass fed record by record, for a run still being written
+ * (analyze/live/): analysis_begin() sets up the processes stream s has
+ * now (a stream_of_procs() one); analysis_add_procs() takes the ones it
+ * has gained since; analysis_feed() applies one record, the next in time
+ * order (its proc must be known); analysis_proc_gone() says a process
+ * ended (all its records fed) while the run goes on, so what it held
+ * leaves the run's devices. The figures of struct analysis are then those
+ * of the records fed so far, as analysis_run() has them after pass 1 (no
+ * replay to the peaks: peak_sites stay empty). analysis_run() is begin +
+ * the walk + the end of the run.
+ */
+struct analysis *analysis_begin(struct stream *s, an_caching_fn caching, void *caching_ctx,
+				char *err, size_t errlen);
+int analysis_add_procs(struct analysis *a);
+int analysis_feed(struct analysis *a, const struct srec *r);
+void analysis_proc_gone(struct analysis *a, int proc, uint64_t t);
+
 /* Host name of a process ("" when unknown), for gdev grouping. */
 void an_hostname(const struct analysis *a, int proc, const char **p, size_t *len);
 

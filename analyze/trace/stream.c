@@ -82,6 +82,7 @@ struct stream {
 	uint64_t done;              /* handed out since the last rewind */
 	stream_progress_fn progress;
 	void *progress_ctx;
+	int external;               /* procs belong to the caller (stream_of_procs) */
 };
 
 static uint64_t slab_of(const struct trace *t, const struct trace_rec *r)
@@ -227,6 +228,7 @@ int stream_next(struct stream *s, struct srec *out)
 	if (!s->nheap)
 		return 0;
 	out->rec = c->rec;
+	trace_rec_rebind(&out->rec, &c->it);    /* cursors move in the heap */
 	out->proc = c->proc;
 	out->t = is_state(c->rec.type) ? c->key : run_time(s, c->proc, c->rec.time_ns);
 	s->top_given = 1;
@@ -376,14 +378,35 @@ void stream_close(struct stream *s)
 {
 	if (!s)
 		return;
-	for (int i = 0; s->procs && i < s->nprocs; i++) {
+	for (int i = 0; !s->external && s->procs && i < s->nprocs; i++) {
 		free(s->procs[i].modules);
 		free(s->procs[i].stacks);
 	}
-	free(s->procs);
+	if (!s->external)
+		free(s->procs);
 	free(s->starts);
 	free(s->heap);
 	free(s);
+}
+
+struct stream *stream_of_procs(struct sproc *procs, int n, uint64_t origin_wall,
+			       uint64_t duration)
+{
+	struct stream *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	s->external = 1;
+	stream_set_procs(s, procs, n, duration);
+	s->origin_wall = origin_wall;
+	return s;
+}
+
+void stream_set_procs(struct stream *s, struct sproc *procs, int n, uint64_t duration)
+{
+	s->procs = procs;
+	s->nprocs = n;
+	s->duration = duration;
 }
 
 int stream_nprocs(const struct stream *s) { return s->nprocs; }

@@ -57,6 +57,17 @@ int stream_next(struct stream *s, struct srec *out);
 typedef void (*stream_progress_fn)(void *ctx, uint64_t done, uint64_t total);
 void stream_set_progress(struct stream *s, stream_progress_fn fn, void *ctx);
 
+/*
+ * A stream over processes another module keeps and feeds record by record
+ * (analyze/live/follow.c): it hands out no records itself, stream_proc(i)
+ * is procs[i], and the array stays the caller's (stream_close() frees
+ * neither it nor what it points to). stream_set_procs() says where the
+ * array is now and how long the run is so far, after it grew.
+ */
+struct stream *stream_of_procs(struct sproc *procs, int n, uint64_t origin_wall,
+			       uint64_t duration);
+void stream_set_procs(struct stream *s, struct sproc *procs, int n, uint64_t duration);
+
 int stream_nprocs(const struct stream *s);
 const struct sproc *stream_proc(const struct stream *s, int i);
 /* The run's origin in ns since the epoch, and its length in ns. */

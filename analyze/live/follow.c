@@ -1,0 +1,864 @@
+/*
+ * follow.c - follows the traces of a running job and feeds their records
+ * to the analysis pass in time order (follow.h).
+ *
+ * How it works: each trace file is read with pread, never mapped (the
+ * writer cuts the file's unused tail at exit, which would fault a
+ * mapping). A slab in use is copied into a buffer of its own, from the end
+ * of its last complete record on, and decoded by the reader's resumable
+ * slab walker (trace_slab_iter): a record is complete once its head is
+ * written, and pread copies in address order, so a head read as non-zero
+ * has its body before it in the copy. Side records (process, modules,
+ * stacks, exit) are taken as they are read; state records wait in their
+ * slab's buffer, one per slab at the head of a heap keyed like stream.c's
+ * merge (run time, a free first, process, slab), and leave it up to the
+ * watermark. A slab's buffer is freed once the slab is done (its thread
+ * went on to another slab, or the process ended) and its last record fed.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "live/follow.h"
+#include "model/symbols.h"
+#include "trace/stream.h"
+#include "trace/trace-read.h"
+
+struct fslab {
+	struct ftrace *ft;
+	uint64_t index;             /* slab number in its file */
+	unsigned char *buf;         /* slab_size bytes, NULL once done */
+	struct trace_slab_iter it;
+	size_t consumed;            /* end of the last complete record */
+	uint32_t tid;
+	int superseded;             /* its thread has a later slab */
+	int done;                   /* nothing more will come */
+	int waiting;                /* the walker found no complete record */
+	int has_peek;
+	struct trace_rec peek;      /* the next state record */
+	uint64_t key, last_key;
+	uint8_t rank;
+};
+
+struct ftrace {
+	char *path;
+	int fd;
+	struct mt_file_header h;
+	int proc;                   /* -1 until its process record is read */
+	int fi;                     /* index in files */
+	struct fslab **slabs;       /* by slab number; NULL: not started */
+	uint64_t nslabs, first_open;
+	int exit_seen, gone, finished;
+	void *process;              /* a copy of its PROCESS record */
+	void **copies;              /* copies of its modules and stacks */
+	size_t ncopies, cap_copies;
+	char cmd[64];
+};
+
+struct follow {
+	char *dir;                  /* the folder to look in */
+	char *stem, *base;          /* STEM and STEM.bin when following a trace */
+	uint64_t run_id;            /* of the named trace, once read (0: any) */
+	struct ftrace **files;
+	int nfiles;
+	struct sproc *procs;        /* by proc index */
+	struct follow_proc *info;
+	int *proc_file;             /* file of each proc */
+	int nprocs, cap_procs;
+	struct stream *s;
+	struct analysis *a;
+	int64_t origin;             /* run origin, ns since the epoch */
+	int origin_set;
+	struct fslab **heap;
+	size_t nheap, cap_heap;
+	uint64_t fed, late, bytes_read, last_fed_key;
+	char host[256];
+	struct shm_op *shm;
+	size_t nshm, cap_shm;
+	struct symbols *sy;
+};
+
+static int grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+	size_t c = *cap ? *cap : 16;
+	void *n;
+
+	if (need <= *cap)
+		return 0;
+	while (c < need)
+		c *= 2;
+	n = realloc(*p, c * elem);
+	if (!n)
+		return -1;
+	*p = n;
+	*cap = c;
+	return 0;
+}
+
+static int is_state(uint8_t type)
+{
+	return (type >= MT_REC_ALLOC && type <= MT_REC_FREE_EX) || type == MT_REC_POOL ||
+	       type == MT_REC_MEMINFO || type == MT_REC_SHM;
+}
+
+static int is_free(uint8_t type)
+{
+	return type == MT_REC_FREE || type == MT_REC_FREE_EX;
+}
+
+/* --- the heap of slabs with a record waiting ------------------------------- */
+
+static int before(const struct fslab *a, const struct fslab *b)
+{
+	if (a->key != b->key)
+		return a->key < b->key;
+	if (a->rank != b->rank)
+		return a->rank < b->rank;
+	if (a->ft->proc != b->ft->proc)
+		return a->ft->proc < b->ft->proc;
+	return a->index < b->index;
+}
+
+static void heap_up(struct follow *f, size_t i)
+{
+	while (i > 0) {
+		size_t up = (i - 1) / 2;
+		struct fslab *t;
+
+		if (!before(f->heap[i], f->heap[up]))
+			return;
+		t = f->heap[i];
+		f->heap[i] = f->heap[up];
+		f->heap[up] = t;
+		i = up;
+	}
+}
+
+static void heap_down(struct follow *f, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, m = i;
+		struct fslab *t;
+
+		if (l < f->nheap && before(f->heap[l], f->heap[m]))
+			m = l;
+		if (l + 1 < f->nheap && before(f->heap[l + 1], f->heap[m]))
+			m = l + 1;
+		if (m == i)
+			return;
+		t = f->heap[i];
+		f->heap[i] = f->heap[m];
+		f->heap[m] = t;
+		i = m;
+	}
+}
+
+static int heap_push(struct follow *f, struct fslab *sl)
+{
+	if (grow((void **)&f->heap, &f->cap_heap, f->nheap + 1, sizeof(*f->heap)))
+		return -1;
+	f->heap[f->nheap++] = sl;
+	heap_up(f, f->nheap - 1);
+	return 0;
+}
+
+/* --- processes -------------------------------------------------------------- */
+
+static uint64_t run_time(const struct follow *f, const struct ftrace *ft, uint64_t mono)
+{
+	int64_t t = (int64_t)(mono + ft->h.start_wall_ns - ft->h.start_mono_ns - (uint64_t)f->origin);
+
+	return t > 0 ? (uint64_t)t : 0;
+}
+
+static uint64_t now_run(const struct follow *f)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)((int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec - f->origin);
+}
+
+static void *copy_rec(const struct trace_rec *r)
+{
+	void *p = malloc(r->size);
+
+	if (p)
+		memcpy(p, r->p, r->size);
+	return p;
+}
+
+static int keep_copy(struct ftrace *ft, void *p)
+{
+	if (!p || grow((void **)&ft->copies, &ft->cap_copies, ft->ncopies + 1, sizeof(void *))) {
+		free(p);
+		return -1;
+	}
+	ft->copies[ft->ncopies++] = p;
+	return 0;
+}
+
+/* Makes ft a process of the run (its index is the next one). */
+static int add_proc(struct follow *f, int fi)
+{
+	struct ftrace *ft = f->files[fi];
+	size_t cap = (size_t)f->cap_procs;
+	struct sproc *sp;
+	struct follow_proc *in;
+
+	if (grow((void **)&f->procs, &cap, (size_t)f->nprocs + 1, sizeof(*f->procs)))
+		return -1;
+	cap = (size_t)f->cap_procs;
+	if (grow((void **)&f->info, &cap, (size_t)f->nprocs + 1, sizeof(*f->info)))
+		return -1;
+	cap = (size_t)f->cap_procs;
+	if (grow((void **)&f->proc_file, &cap, (size_t)f->nprocs + 1, sizeof(int)))
+		return -1;
+	f->cap_procs = (int)cap;
+	sp = &f->procs[f->nprocs];
+	memset(sp, 0, sizeof(*sp));
+	sp->process = ft->process;
+	sp->shift = (int64_t)(ft->h.start_wall_ns - ft->h.start_mono_ns - (uint64_t)f->origin);
+	in = &f->info[f->nprocs];
+	memset(in, 0, sizeof(*in));
+	in->path = ft->path;
+	in->pid = ft->h.pid;
+	in->rank = -1;
+	in->cmdline = ft->cmd;
+	if (ft->process) {
+		const struct mt_process *p = ft->process;
+		struct trace_bytes h, c, e;
+		size_t n = 0;
+
+		in->pid = p->pid;
+		in->rank = p->rank;
+		trace_process_strings(p, &h, &c, &e);
+		in->local = h.len == strlen(f->host) && !memcmp(h.p, f->host, h.len);
+		while (n < c.len && n + 1 < sizeof(ft->cmd) && c.p[n])
+			n++;
+		memcpy(ft->cmd, c.p, n);
+		ft->cmd[n] = 0;
+	}
+	f->proc_file[f->nprocs] = fi;
+	ft->proc = f->nprocs++;
+	if (!f->s) {
+		f->s = stream_of_procs(f->procs, f->nprocs, (uint64_t)f->origin, now_run(f));
+		if (!f->s)
+			return -1;
+	}
+	stream_set_procs(f->s, f->procs, f->nprocs, now_run(f));
+	if (f->a)
+		return analysis_add_procs(f->a);
+	return 0;
+}
+
+/* A side record: what the model looks up later, copied. */
+static int take_side(struct follow *f, struct ftrace *ft, const struct trace_rec *r)
+{
+	struct sproc *sp = ft->proc >= 0 ? &f->procs[ft->proc] : NULL;
+
+	switch (r->type) {
+	case MT_REC_PROCESS:
+		if (ft->process)
+			break;
+		if (!(ft->process = copy_rec(r)))
+			return -1;
+		/* known before its other records: host, pid, stacks */
+		if (ft->proc < 0 && add_proc(f, ft->fi))
+			return -1;
+		break;
+	case MT_REC_EXIT:
+		ft->exit_seen = 1;
+		if (ft->proc >= 0)
+			f->info[ft->proc].exited = 1;
+		break;
+	case MT_REC_DRIVER:
+		if (sp)
+			sp->driver_version = ((const struct mt_driver *)r->p)->driver_version;
+		break;
+	case MT_REC_STACK: {
+		const struct mt_stack *st = r->p;
+		size_t cap;
+		void *c;
+
+		if (!sp || st->id >= (16u << 20))
+			break;
+		if (st->id >= sp->nstacks) {
+			cap = sp->nstacks;
+			if (grow((void **)&sp->stacks, &cap, (size_t)st->id + 1, sizeof(void *)))
+				return -1;
+			memset(sp->stacks + sp->nstacks, 0, (cap - sp->nstacks) * sizeof(void *));
+			sp->nstacks = (uint32_t)cap;
+		}
+		if (sp->stacks[st->id])
+			break;
+		c = copy_rec(r);
+		if (keep_copy(ft, c))
+			return -1;
+		sp->stacks[st->id] = c;
+		break;
+	}
+	case MT_REC_MODULE: {
+		size_t cap = sp ? sp->nmodules : 0;
+		void *c;
+
+		if (!sp)
+			break;
+		/* nmodules is also the capacity: grown one by one, rarely */
+		if (grow((void **)&sp->modules, &cap, (size_t)sp->nmodules + 1, sizeof(void *)))
+			return -1;
+		c = copy_rec(r);
+		if (keep_copy(ft, c))
+			return -1;
+		sp->modules[sp->nmodules++] = c;
+		break;
+	}
+	}
+	return 0;
+}
+
+/*
+ * Reads the slab's records until its next state record (peek) or until
+ * nothing complete is there; -1 on memory failure only (damage ends the
+ * slab).
+ */
+static int pump(struct follow *f, struct fslab *sl)
+{
+	struct ftrace *ft = sl->ft;
+
+	while (!sl->has_peek && !sl->done) {
+		struct trace_rec r;
+		int rc = trace_slab_iter_next(&sl->it, &r);
+
+		if (rc == 0) {
+			sl->waiting = 1;
+			return 0;
+		}
+		if (rc < 0) {
+			sl->done = 1;
+			break;
+		}
+		sl->waiting = 0;
+		sl->consumed = (size_t)(r.offset - sl->it.file_off) + r.size;
+		sl->tid = r.tid;
+		if (!is_state(r.type)) {
+			if (take_side(f, ft, &r))
+				return -1;
+			continue;
+		}
+		sl->peek = r;
+		sl->has_peek = 1;
+		sl->key = run_time(f, ft, r.time_ns);
+		sl->rank = !is_free(r.type);
+		if (heap_push(f, sl))
+			return -1;
+	}
+	return 0;
+}
+
+static void slab_free(struct fslab *sl)
+{
+	free(sl->buf);
+	sl->buf = NULL;
+}
+
+/* Copies what slab k of ft gained and reads its new records. */
+static int read_slab(struct follow *f, struct ftrace *ft, uint64_t k, uint64_t fsize)
+{
+	uint64_t ss = ft->h.slab_size, off = ft->h.header_size + k * ss;
+	struct fslab *sl = ft->slabs[k];
+	uint64_t want;
+	ssize_t got;
+
+	if (!sl) {
+		struct mt_slab_header sh;
+
+		if (fsize < off + sizeof(sh) || pread(ft->fd, &sh, sizeof(sh), (off_t)off) !=
+		    (ssize_t)sizeof(sh) || sh.magic != MT_SLAB_MAGIC)
+			return 0;
+		sl = calloc(1, sizeof(*sl));
+		if (!sl || !(sl->buf = malloc(ss))) {
+			free(sl);
+			return -1;
+		}
+		sl->ft = ft;
+		sl->waiting = 1;
+		sl->index = k;
+		sl->tid = sh.tid;
+		ft->slabs[k] = sl;
+		trace_slab_iter_init(&sl->it, sl->buf, 0, ft->h.version);
+		sl->it.slab_size = ss;
+		sl->it.file_off = off;
+		/* the thread went on to this slab: its earlier ones are full */
+		for (uint64_t j = ft->first_open; j < k; j++)
+			if (ft->slabs[j] && ft->slabs[j]->tid == sh.tid)
+				ft->slabs[j]->superseded = 1;
+	}
+	if (sl->done || !sl->waiting)
+		return sl->done ? 0 : pump(f, sl);
+	want = off + ss <= fsize ? ss : fsize > off ? fsize - off : 0;
+	if (want > sl->consumed) {
+		got = pread(ft->fd, sl->buf + sl->consumed, want - sl->consumed,
+			    (off_t)(off + sl->consumed));
+		if (got > 0) {
+			f->bytes_read += (uint64_t)got;
+			trace_slab_iter_more(&sl->it, sl->consumed + (size_t)got);
+		}
+	}
+	return pump(f, sl);
+}
+
+/* --- files ------------------------------------------------------------------ */
+
+static int known(const struct follow *f, const char *path)
+{
+	for (int i = 0; i < f->nfiles; i++)
+		if (!strcmp(f->files[i]->path, path))
+			return 1;
+	return 0;
+}
+
+static int wanted_name(const struct follow *f, const char *name)
+{
+	size_t n = strlen(name), s;
+
+	if (!f->stem)
+		return n > 4 && !strcmp(name + n - 4, ".bin");
+	s = strlen(f->stem);
+	if (!strcmp(name, f->base))
+		return 1;
+	return n > s + 5 && !strncmp(name, f->stem, s) && name[s] == '.' &&
+	       !strcmp(name + n - 4, ".bin");
+}
+
+/* Opens path if it is a trace of the run. */
+static int try_file(struct follow *f, const char *path, int named)
+{
+	struct mt_file_header h;
+	struct ftrace *ft;
+	size_t cap = (size_t)f->nfiles;
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+
+	if (fd < 0)
+		return 0;
+	if (pread(fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h) ||
+	    memcmp(h.magic, MT_MAGIC, sizeof(h.magic)) || h.version == 0 ||
+	    h.version > MT_FORMAT_VERSION || h.header_size < MT_FILE_HEADER_SIZE ||
+	    h.header_size % 4096 || h.slab_size < 4096 || h.slab_size > (1u << 24) ||
+	    (h.slab_size & (h.slab_size - 1))) {
+		close(fd);
+		return 0;
+	}
+	if (named)
+		f->run_id = h.run_id;
+	else if (f->run_id && h.run_id != f->run_id) {
+		close(fd);
+		return 0;
+	}
+	ft = calloc(1, sizeof(*ft));
+	if (!ft || !(ft->path = strdup(path)) ||
+	    grow((void **)&f->files, &cap, (size_t)f->nfiles + 1, sizeof(*f->files))) {
+		if (ft)
+			free(ft->path);
+		free(ft);
+		close(fd);
+		return -1;
+	}
+	ft->fd = fd;
+	ft->fi = f->nfiles;
+	ft->h = h;
+	ft->proc = -1;
+	if (!f->origin_set || (int64_t)h.start_wall_ns < f->origin) {
+		/* a later file that started earlier moves nothing already fed:
+		   only the first files set the origin */
+		if (!f->origin_set)
+			f->origin = (int64_t)h.start_wall_ns;
+		f->origin_set = 1;
+	}
+	f->files[f->nfiles++] = ft;
+	return 0;
+}
+
+static int discover(struct follow *f)
+{
+	DIR *d = opendir(f->dir);
+	struct dirent *de;
+	char path[PATH_MAX];
+	char **names = NULL;
+	size_t n = 0, cap = 0;
+	int rc = 0;
+
+	if (f->stem) {
+		snprintf(path, sizeof(path), "%s/%s", f->dir, f->base);
+		if (!f->nfiles && try_file(f, path, 1) < 0)
+			rc = -1;
+		if (!f->nfiles) {
+			if (d)
+				closedir(d);
+			return rc;      /* the named trace first: it gives the run id */
+		}
+	}
+	if (!d)
+		return rc;
+	while ((de = readdir(d))) {
+		if (!wanted_name(f, de->d_name))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", f->dir, de->d_name);
+		if (known(f, path))
+			continue;
+		if (grow((void **)&names, &cap, n + 1, sizeof(char *)) || !(names[n] = strdup(path))) {
+			rc = -1;
+			break;
+		}
+		n++;
+	}
+	closedir(d);
+	/* in name order, so process numbers do not depend on the directory */
+	for (size_t i = 0; i + 1 < n; i++)
+		for (size_t j = i + 1; j < n; j++)
+			if (strcmp(names[i], names[j]) > 0) {
+				char *t = names[i];
+
+				names[i] = names[j];
+				names[j] = t;
+			}
+	for (size_t i = 0; i < n; i++) {
+		if (!rc && try_file(f, names[i], 0) < 0)
+			rc = -1;
+		free(names[i]);
+	}
+	free(names);
+	return rc;
+}
+
+/* Reads what ft gained. */
+static int read_file(struct follow *f, int fi)
+{
+	struct ftrace *ft = f->files[fi];
+	struct stat st;
+	uint64_t n, ss = ft->h.slab_size;
+
+	if (ft->finished || fstat(ft->fd, &st) < 0)
+		return 0;
+	n = (uint64_t)st.st_size > ft->h.header_size ?
+	    ((uint64_t)st.st_size - ft->h.header_size + ss - 1) / ss : 0;
+	if (n > ft->nslabs) {
+		void *g = realloc(ft->slabs, n * sizeof(*ft->slabs));
+
+		if (!g)
+			return -1;
+		ft->slabs = g;
+		memset(ft->slabs + ft->nslabs, 0, (n - ft->nslabs) * sizeof(*ft->slabs));
+		ft->nslabs = n;
+	}
+	if (ft->proc < 0) {
+		/* the process record comes first in slab 0: the process is known
+		   (host, pid) before any of its records is fed */
+		if (!ft->nslabs || read_slab(f, ft, 0, (uint64_t)st.st_size) < 0)
+			return ft->nslabs ? -1 : 0;
+		/* a trace older than process records: known at its first event */
+		if (ft->proc < 0 && (!ft->slabs[0] || !ft->slabs[0]->has_peek))
+			return 0;
+		if (ft->proc < 0 && add_proc(f, fi))
+			return -1;
+	}
+	for (uint64_t k = ft->first_open; k < ft->nslabs; k++)
+		if (read_slab(f, ft, k, (uint64_t)st.st_size) < 0)
+			return -1;
+	return 0;
+}
+
+/* Marks what will not grow any more, and frees what is done. */
+static void settle_file(struct follow *f, struct ftrace *ft)
+{
+	int open = 0;
+
+	if (ft->proc >= 0 && !ft->exit_seen && !ft->gone && f->info[ft->proc].local &&
+	    kill((pid_t)f->info[ft->proc].pid, 0) < 0 && errno == ESRCH) {
+		ft->gone = 1;
+		f->info[ft->proc].gone = 1;
+		/* one more read after the pid is gone: then nothing can come */
+		return;
+	}
+	for (uint64_t k = ft->first_open; k < ft->nslabs; k++) {
+		struct fslab *sl = ft->slabs[k];
+
+		if (!sl)
+			continue;
+		if (!sl->done && sl->waiting && (sl->superseded || ft->exit_seen || ft->gone))
+			sl->done = 1;
+		if (sl->done && !sl->has_peek)
+			slab_free(sl);
+		if (!sl->done || sl->has_peek)
+			open = 1;
+		if (!open && k == ft->first_open)
+			ft->first_open = k + 1;
+	}
+	if (!open && (ft->exit_seen || ft->gone) && ft->proc >= 0 && !ft->finished) {
+		ft->finished = 1;
+		close(ft->fd);
+		ft->fd = -1;
+	}
+}
+
+/* The time up to which every record has been read. */
+static uint64_t watermark(const struct follow *f)
+{
+	uint64_t now = now_run(f), floor = now > FOLLOW_GRACE_NS ? now - FOLLOW_GRACE_NS : 0;
+	uint64_t w = floor;
+	int any = 0;
+
+	for (int i = 0; i < f->nfiles; i++) {
+		const struct ftrace *ft = f->files[i];
+
+		if (ft->finished || ft->exit_seen || ft->gone)
+			continue;
+		for (uint64_t k = ft->first_open; k < ft->nslabs; k++) {
+			const struct fslab *sl = ft->slabs[k];
+			uint64_t seen;
+
+			if (!sl || sl->done || sl->has_peek)
+				continue;
+			seen = sl->last_key > floor ? sl->last_key : floor;
+			if (!any || seen < w)
+				w = seen;
+			any = 1;
+		}
+	}
+	return w;
+}
+
+static int keep_shm(struct follow *f, const struct srec *r)
+{
+	struct shm_op *o;
+	char *name;
+
+	if (grow((void **)&f->shm, &f->cap_shm, f->nshm + 1, sizeof(*f->shm)))
+		return -1;
+	o = &f->shm[f->nshm];
+	shm_op_from_rec(&r->rec, r->proc, r->t, o);
+	name = malloc(o->name_len ? o->name_len : 1);
+	if (!name)
+		return -1;
+	memcpy(name, o->name, o->name_len);
+	o->name = name;
+	f->nshm++;
+	return 0;
+}
+
+/* Segments of a known caching allocator, as `memtrace report` tells them. */
+static int caching_cb(void *ctx, int proc, uint32_t stack)
+{
+	struct follow *f = ctx;
+
+	return f->sy ? sym_is_caching(f->sy, f->s, proc, stack) : 0;
+}
+
+long follow_poll(struct follow *f, int flush, char *err, size_t errlen)
+{
+	uint64_t w;
+	long n = 0;
+
+	if (discover(f) < 0)
+		goto nomem;
+	for (int i = 0; i < f->nfiles; i++)
+		if (read_file(f, i) < 0)
+			goto nomem;
+	if (f->s)
+		stream_set_procs(f->s, f->procs, f->nprocs, now_run(f));
+	if (f->s && !f->a) {
+		f->a = analysis_begin(f->s, caching_cb, f, err, errlen);
+		if (!f->a)
+			return -1;
+	} else if (f->a && analysis_add_procs(f->a)) {
+		goto nomem;
+	}
+	w = flush ? UINT64_MAX : watermark(f);
+	while (f->nheap && f->heap[0]->key <= w) {
+		struct fslab *sl = f->heap[0];
+		struct srec r;
+
+		r.rec = sl->peek;
+		r.proc = sl->ft->proc;
+		r.t = sl->key;
+		if (r.t < f->last_fed_key)
+			f->late++;
+		else
+			f->last_fed_key = r.t;
+		if (analysis_feed(f->a, &r) || (r.rec.type == MT_REC_SHM && keep_shm(f, &r)))
+			goto nomem;
+		f->procs[r.proc].last_t = r.t;
+		f->info[r.proc].last_t = r.t;
+		f->procs[r.proc].events += r.rec.type >= MT_REC_ALLOC && r.rec.type <= MT_REC_FREE_EX;
+		f->fed++;
+		n++;
+		sl->last_key = sl->key;
+		sl->has_peek = 0;
+		f->heap[0] = f->heap[--f->nheap];
+		if (f->nheap)
+			heap_down(f, 0);
+		if (pump(f, sl) < 0)
+			goto nomem;
+	}
+	for (int i = 0; i < f->nfiles; i++)
+		settle_file(f, f->files[i]);
+	/* a process over gives its memory back to the run's devices when
+	   another one goes on after it (report: "when records of other
+	   processes follow") */
+	for (int i = 0; f->a && i < f->nfiles; i++) {
+		struct ftrace *ft = f->files[i];
+		int after = 0;
+
+		if (!ft->finished || ft->proc < 0)
+			continue;
+		for (int j = 0; j < f->nfiles && !after; j++) {
+			const struct ftrace *o = f->files[j];
+
+			after = j != i && o->proc >= 0 && (!o->finished ||
+			       f->procs[o->proc].last_t > f->procs[ft->proc].last_t);
+		}
+		if (after)
+			analysis_proc_gone(f->a, ft->proc, f->procs[ft->proc].last_t);
+	}
+	return n;
+nomem:
+	snprintf(err, errlen, "out of memory");
+	return -1;
+}
+
+struct follow *follow_open(const char *path, const char *dir, const struct sym_opts *sym,
+			   char *err, size_t errlen)
+{
+	struct follow *f = calloc(1, sizeof(*f));
+
+	if (!f)
+		goto nomem;
+	if (sym && !(f->sy = sym_open(sym, NULL, err, errlen))) {
+		follow_close(f);
+		return NULL;
+	}
+	gethostname(f->host, sizeof(f->host) - 1);
+	if (path) {
+		const char *slash = strrchr(path, '/');
+		const char *base = slash ? slash + 1 : path;
+		size_t bl = strlen(base);
+
+		f->dir = slash ? strndup(path, (size_t)(slash - path) + (slash == path)) : strdup(".");
+		f->base = strdup(base);
+		f->stem = strndup(base, bl > 4 && !strcmp(base + bl - 4, ".bin") ? bl - 4 : bl);
+		if (!f->dir || !f->base || !f->stem)
+			goto nomem;
+	} else {
+		struct stat st;
+
+		if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
+			snprintf(err, errlen, "cannot read '%s': %s", dir,
+				 stat(dir, &st) < 0 ? strerror(errno) : strerror(ENOTDIR));
+			follow_close(f);
+			return NULL;
+		}
+		if (!(f->dir = strdup(dir)))
+			goto nomem;
+	}
+	return f;
+nomem:
+	snprintf(err, errlen, "out of memory");
+	follow_close(f);
+	return NULL;
+}
+
+void follow_close(struct follow *f)
+{
+	if (!f)
+		return;
+	analysis_free(f->a);
+	stream_close(f->s);
+	if (f->sy)
+		sym_close(f->sy);
+	for (int i = 0; i < f->nfiles; i++) {
+		struct ftrace *ft = f->files[i];
+
+		if (ft->fd >= 0)
+			close(ft->fd);
+		for (uint64_t k = 0; k < ft->nslabs; k++)
+			if (ft->slabs[k]) {
+				slab_free(ft->slabs[k]);
+				free(ft->slabs[k]);
+			}
+		for (size_t j = 0; j < ft->ncopies; j++)
+			free(ft->copies[j]);
+		free(ft->copies);
+		free(ft->slabs);
+		free(ft->process);
+		free(ft->path);
+		free(ft);
+	}
+	for (int i = 0; i < f->nprocs; i++) {
+		free(f->procs[i].stacks);
+		free(f->procs[i].modules);
+	}
+	for (size_t i = 0; i < f->nshm; i++)
+		free((void *)f->shm[i].name);
+	free(f->shm);
+	free(f->files);
+	free(f->procs);
+	free(f->info);
+	free(f->proc_file);
+	free(f->heap);
+	free(f->dir);
+	free(f->stem);
+	free(f->base);
+	free(f);
+}
+
+struct analysis *follow_analysis(struct follow *f) { return f->a; }
+struct symbols *follow_symbols(struct follow *f) { return f->sy; }
+int follow_nprocs(const struct follow *f) { return f->nprocs; }
+const struct follow_proc *follow_proc(const struct follow *f, int i) { return &f->info[i]; }
+
+int follow_done(const struct follow *f)
+{
+	if (!f->nprocs || f->nheap)
+		return 0;
+	for (int i = 0; i < f->nfiles; i++)
+		if (f->files[i]->proc >= 0 && !f->files[i]->finished)
+			return 0;
+	return 1;
+}
+
+void follow_counts(const struct follow *f, uint64_t *fed, uint64_t *late, uint64_t *bytes_read)
+{
+	*fed = f->fed;
+	*late = f->late;
+	*bytes_read = f->bytes_read;
+}
+
+int follow_shm(struct follow *f, struct shm_result *out, char *err, size_t errlen)
+{
+	struct shm_op *ops = malloc((f->nshm ? f->nshm : 1) * sizeof(*ops));
+	uint32_t *pids = calloc(f->nprocs ? (size_t)f->nprocs : 1, sizeof(*pids));
+	int rc;
+
+	if (!ops || !pids) {
+		free(ops);
+		free(pids);
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	memcpy(ops, f->shm, f->nshm * sizeof(*ops));
+	for (int i = 0; i < f->nprocs; i++)
+		pids[i] = f->info[i].pid;
+	rc = shm_analyze(out, ops, f->nshm, f->nprocs, pids, NULL, err, errlen);
+	free(ops);
+	free(pids);
+	return rc;
+}
