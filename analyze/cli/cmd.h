@@ -37,6 +37,9 @@ int cmd_plot(int argc, char **argv);
 int cmd_view(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_check(int argc, char **argv);
+int cmd_top(int argc, char **argv);
+/* cmd-top.c: seconds ("0.5") as milliseconds, 0.05 s to 1 h; -1 if not. */
+int cli_interval_ms(const char *s);
 
 /* "memtrace: " + message + newline on stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

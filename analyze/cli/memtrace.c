@@ -26,6 +26,7 @@ static const struct command {
 	{ "view", cmd_view, "write the run as one interactive HTML page" },
 	{ "export", cmd_export, "write the run for Perfetto, flame graphs or PyTorch's memory_viz" },
 	{ "check", cmd_check, "hold the run's GPU memory to rules, for CI (exit 1 when one fails)" },
+	{ "top", cmd_top, "watch a running job's GPU and host memory, by device, process and site" },
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -1,0 +1,162 @@
+/*
+ * screen.c - the interactive view of `memtrace top` (screen.h), drawn with
+ * ncurses on stdin/stdout. Only ASCII is drawn (the sparkline's levels are
+ * " .:-=+*#%@"), so any terminal ncurses knows can show it; a terminal it
+ * does not know, or "dumb", gets the text frames instead (watch.c).
+ */
+#define _GNU_SOURCE
+#include <curses.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "live/screen.h"
+#include "views/format.h"
+
+struct screen {
+	SCREEN *s;
+};
+
+struct screen *screen_open(void)
+{
+	const char *term = getenv("TERM");
+	struct screen *sc;
+
+	if (!isatty(0) || !isatty(1) || !term || !*term || !strcmp(term, "dumb"))
+		return NULL;
+	sc = calloc(1, sizeof(*sc));
+	if (!sc)
+		return NULL;
+	sc->s = newterm(NULL, stdout, stdin);
+	if (!sc->s) {
+		free(sc);
+		return NULL;
+	}
+	cbreak();
+	noecho();
+	nodelay(stdscr, TRUE);
+	keypad(stdscr, TRUE);
+	curs_set(0);
+	return sc;
+}
+
+void screen_close(struct screen *sc)
+{
+	endwin();
+	delscreen(sc->s);
+	free(sc);
+}
+
+int screen_key(struct screen *sc)
+{
+	int c = getch();
+
+	(void)sc;
+	if (c == KEY_RESIZE)
+		return 0;           /* redrawn by the caller at the new size */
+	return c == ERR ? -1 : c;
+}
+
+static void spark(const struct lv_dev *d, int width)
+{
+	static const char lv[] = " .:-=+*#%@";
+	uint64_t max = 0;
+	int from = d->nhist > width ? d->nhist - width : 0;
+
+	for (int i = from; i < d->nhist; i++)
+		if (d->hist[i] > max)
+			max = d->hist[i];
+	for (int i = from; i < d->nhist; i++)
+		addch((chtype)lv[max ? (int)(d->hist[i] * 9 / max) : 0]);
+}
+
+void screen_draw(struct screen *sc, const struct lv *v, enum lv_sort sort, int proc, int dev,
+		 int paused)
+{
+	char b1[32], b2[32], b3[32], b4[32], b5[32], b6[32];
+	int rows, cols, y = 0;
+
+	(void)sc;
+	getmaxyx(stdscr, rows, cols);
+	erase();
+	attron(A_BOLD);
+	mvprintw(y++, 0, "memtrace top  %d process%s (%d running)  %" PRIu64 " records  %s%s",
+		 v->nprocs, v->nprocs == 1 ? "" : "es", v->nrunning, v->records,
+		 rep_duration(b1, sizeof(b1), v->time), paused ? "  [paused]" : "");
+	attroff(A_BOLD);
+	if (v->host.has_mem)
+		mvprintw(y++, 0, "host: available %s of %s   /dev/shm free %s of %s, run %s",
+			 rep_size(b1, sizeof(b1), v->host.mem_available),
+			 rep_size(b2, sizeof(b2), v->host.mem_total),
+			 rep_size(b3, sizeof(b3), v->host.shm_free),
+			 rep_size(b4, sizeof(b4), v->host.shm_size),
+			 rep_size(b5, sizeof(b5), v->host.shm_now));
+	y++;
+	attron(A_REVERSE);
+	mvprintw(y++, 0, "%-4s %10s %10s %10s %10s %10s %10s %5s  %s", "DEV", "RESERVED", "ALLOC",
+		 "CACHED", "USED", "UNTRACED", "PEAK", "FAIL", "RESERVED, LAST MINUTES");
+	attroff(A_REVERSE);
+	for (int i = 0; i < v->ndevs && y < rows - 4; i++) {
+		const struct lv_dev *d = &v->devs[i];
+		int x;
+
+		if (dev >= 0 && d->dev != dev)
+			continue;
+		mvprintw(y, 0, "%-4d %10s %10s %10s %10s %10s %10s %5" PRIu64 "  ", d->dev,
+			 rep_size(b1, sizeof(b1), d->reserved), rep_size(b2, sizeof(b2), d->allocated),
+			 rep_size(b3, sizeof(b3), d->cached),
+			 d->has_sample ? rep_size(b4, sizeof(b4), d->used) : "-",
+			 d->has_sample && d->untraced >= 0 ?
+			 rep_size(b5, sizeof(b5), (uint64_t)d->untraced) : "-",
+			 rep_size(b6, sizeof(b6), d->peak), d->failures);
+		x = getcurx(stdscr);
+		if (cols - x > 4)
+			spark(d, cols - x - 1);
+		y++;
+	}
+	y++;
+	attron(A_REVERSE);
+	mvprintw(y++, 0, "%8s %4s %-7s %10s %10s %6s %4s %10s %10s %10s  %s", "PID", "RANK",
+		 "STATE", "RESERVED", "PEAK", "LIVE", "FAIL", "RSS", "PINNED", "SHM", "COMMAND");
+	attroff(A_REVERSE);
+	for (int i = 0; i < v->nprocs && y < rows - 4; i++) {
+		const struct lv_proc *p = &v->procs[i];
+
+		if (proc >= 0 && i != proc)
+			continue;
+		if (proc == i)
+			attron(A_BOLD);
+		mvprintw(y++, 0, "%8u %4d %-7s %10s %10s %6" PRIu64 " %4" PRIu64 " %10s %10s %10s  %s",
+			 p->pid, p->rank, p->state == LV_RUNNING ? "running" :
+			 p->state == LV_EXITED ? "exited" : "killed",
+			 rep_size(b1, sizeof(b1), p->reserved), rep_size(b2, sizeof(b2), p->peak),
+			 p->live_allocs, p->failures,
+			 p->has_rss ? rep_size(b3, sizeof(b3), p->rss) : "-",
+			 rep_size(b4, sizeof(b4), p->pinned), rep_size(b5, sizeof(b5), p->shm_bytes),
+			 p->command ? p->command : "");
+		if (proc == i)
+			attroff(A_BOLD);
+	}
+	y++;
+	attron(A_REVERSE);
+	mvprintw(y++, 0, "%-4s %10s %8s %11s  %s  (sort: %s%s%s)", "DEV", "LIVE", "COUNT",
+		 v->marked ? "SINCE MARK" : "SINCE START", "SITE",
+		 sort == LV_SORT_COUNT ? "count" : sort == LV_SORT_GROWTH ? "growth" : "bytes",
+		 proc >= 0 ? ", one process" : "", dev >= 0 ? ", one device" : "");
+	attroff(A_REVERSE);
+	for (int i = 0; i < v->nsites && y < rows - 1; i++) {
+		const struct lv_site *s = &v->sites[i];
+		uint64_t g = (uint64_t)(s->growth < 0 ? -s->growth : s->growth);
+
+		b2[0] = s->growth < 0 ? '-' : '+';
+		rep_size(b2 + 1, sizeof(b2) - 1, g);
+		if (s->dev >= 0)
+			snprintf(b3, sizeof(b3), "%d", s->dev);
+		mvprintw(y++, 0, "%-4s %10s %8" PRIu64 " %11s  %.*s", s->dev >= 0 ? b3 : "host",
+			 rep_size(b1, sizeof(b1), s->live), s->count, b2, cols > 40 ? cols - 40 : 0,
+			 s->name);
+	}
+	mvprintw(rows - 1, 0, "s sort  p process  d device  m mark  space pause  q quit");
+	refresh();
+}
