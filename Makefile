@@ -111,9 +111,10 @@ EXTRA_CFLAGS_tests := -fvisibility=hidden
 EXTRA_CFLAGS_analyze := -Ianalyze
 
 # --- link -----------------------------------------------------------------
-$(B)/libmemtrace.so: $(PRELOAD_OBJ)
+$(B)/libmemtrace.so: $(PRELOAD_OBJ) preload/libmemtrace.map
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) -shared $(SAN) -Wl,-z,defs -Wl,-soname,libmemtrace.so $^ -o $@ $(PRELOAD_LIBS)
+	$(Q)$(CC) -shared $(SAN) -Wl,-z,defs -Wl,-soname,libmemtrace.so \
+	  -Wl,--version-script=preload/libmemtrace.map $(PRELOAD_OBJ) -o $@ $(PRELOAD_LIBS)
 
 $(B)/memtrace: $(ANALYZE_OBJ)
 	@$(if $(Q),echo "  LD      $@")

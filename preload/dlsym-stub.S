@@ -8,12 +8,28 @@
  * sanitizers, Python extensions) start after libmemtrace instead of after
  * the caller. The jump leaves the caller's return address in place, so the
  * real dlsym sees the real caller.
+ *
+ * Versions: the stub is exported as dlsym@@GLIBC_2.34 (the default, which
+ * unversioned references bind to) and dlsym@GLIBC_2.2.5 (aarch64:
+ * GLIBC_2.17), the versions of glibc's own. Another preload tool that
+ * interposes dlsym and forwards with dlvsym(RTLD_NEXT, "dlsym",
+ * "GLIBC_2.34") then finds this one when it comes first in LD_PRELOAD:
+ * glibc's dlvsym skips unversioned definitions.
  */
 	.text
-	.globl dlsym
-	.type dlsym, @function
+	.globl mt_dlsym
+	.type mt_dlsym, @function
+	.symver mt_dlsym, dlsym@@GLIBC_2.34, remove
+	.globl mt_dlsym_compat
+	.type mt_dlsym_compat, @function
+	.set mt_dlsym_compat, mt_dlsym
 #if defined(__x86_64__)
-dlsym:
+	.symver mt_dlsym_compat, dlsym@GLIBC_2.2.5, remove
+#elif defined(__aarch64__)
+	.symver mt_dlsym_compat, dlsym@GLIBC_2.17, remove
+#endif
+#if defined(__x86_64__)
+mt_dlsym:
 	.cfi_startproc
 	push %rdi
 	.cfi_adjust_cfa_offset 8
@@ -34,7 +50,7 @@ dlsym:
 1:	jmp *mt_real_dlsym(%rip)
 	.cfi_endproc
 #elif defined(__aarch64__)
-dlsym:
+mt_dlsym:
 	.cfi_startproc
 	stp x29, x30, [sp, #-32]!
 	.cfi_def_cfa_offset 32
@@ -59,5 +75,5 @@ dlsym:
 #else
 #error "dlsym-stub.S: add this architecture's tail jump"
 #endif
-	.size dlsym, .-dlsym
+	.size mt_dlsym, .-mt_dlsym
 	.section .note.GNU-stack,"",%progbits

@@ -9,9 +9,9 @@
  * library is not in the global scope (loaded RTLD_LOCAL as a dependency of a
  * dlopened object) the already loaded libcuda.so.1 / libcudart.so.N by name.
  *
- * The real dlsym comes from dlvsym(RTLD_NEXT, "dlsym", GLIBC version):
- * glibc does not export its internal __libc_dlsym / _dl_sym, and this
- * library's own dlsym (resolve.c) must not call itself.
+ * The real dlsym is the next one after this library (mt_real_init): glibc
+ * does not export its internal __libc_dlsym / _dl_sym, and this library's
+ * own dlsym (resolve.c) must not call itself.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -49,14 +49,32 @@ static int find_own(struct dl_phdr_info *info, size_t size, void *arg)
 	return 0;
 }
 
+/*
+ * The next dlsym after this library, which the stub jumps to: glibc's, or
+ * another preload tool's that comes after libmemtrace in LD_PRELOAD.
+ * dlvsym finds only versioned definitions (glibc's, or a tool exporting
+ * its own under glibc's versions, as this library does); a tool's plain
+ * unversioned dlsym is found by an unversioned RTLD_NEXT look-up, made
+ * here from this library's code with the dlsym dlvsym found.
+ */
 void mt_real_init(void)
 {
-	if (!mt_real_dlsym)
-		mt_real_dlsym = (void *(*)(void *, const char *))dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
-	if (!mt_real_dlsym)
-		mt_real_dlsym = (void *(*)(void *, const char *))dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5");
+	typedef void *(*dlsym_fn)(void *, const char *);
+	dlsym_fn vsym, next;
+
 	if (!own_end)
 		dl_iterate_phdr(find_own, (void *)(uintptr_t)&mt_real_init);
+	if (mt_real_dlsym)
+		return;
+	vsym = (dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
+	if (!vsym)
+		vsym = (dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5");
+	if (!vsym)
+		vsym = (dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.17");
+	if (!vsym)
+		return;
+	next = (dlsym_fn)vsym(RTLD_NEXT, "dlsym");
+	__atomic_store_n(&mt_real_dlsym, next && !mt_is_own((void *)next) ? next : vsym, __ATOMIC_RELEASE);
 }
 
 int mt_is_own(const void *p)

@@ -1,9 +1,10 @@
 /*
  * cmd-run.c - memtrace run [-o FILE] [--depth N] [--no-follow]
  * [--no-summary] [--no-torch] [--torch-snapshot] [--check RULES]
- * [--junit FILE] [--json] [--require-trace] [--] CMD...: runs CMD with
- * libmemtrace.so preloaded (and memtrace's Python bootstrap first on
- * PYTHONPATH, for PyTorch's allocator history: docs/torch.md), waits
+ * [--junit FILE] [--json] [--require-trace] [--preload LIB] [--] CMD...:
+ * runs CMD with libmemtrace.so preloaded, then each --preload LIB (and
+ * memtrace's Python bootstrap first on PYTHONPATH, for PyTorch's
+ * allocator history: docs/torch.md), waits
  * for it, sums up the run from its traces (the analysis of `memtrace
  * report`, without a database) or lists them, and exits with CMD's status
  * (when CMD succeeded: 3 for --require-trace without a trace, else the
@@ -68,6 +69,9 @@ static const char usage_text[] =
 	"  --junit FILE       with --check: also write its results as JUnit XML\n"
 	"  --json             with --check: its results as JSON on stdout\n"
 	"  --require-trace    fail (exit 3) when nothing was traced\n"
+	"  --preload LIB      also preload LIB, another LD_PRELOAD tool (repeat for\n"
+	"                     more); LD_PRELOAD is libmemtrace.so, then each LIB in\n"
+	"                     the order given, then LD_PRELOAD as it was\n"
 	"\n"
 	"Options end at CMD: what follows is CMD's, options included. They take\n"
 	"their value as --opt=V or --opt V (-oFILE or -o FILE).\n"
@@ -95,6 +99,8 @@ struct options {
 	int require_trace;
 	char **checks;              /* --check RULES, argc entries at most */
 	int nchecks;
+	char **preloads;            /* --preload LIB, absolute when a path */
+	int npreloads;
 	const char *junit;          /* --junit FILE, for the check */
 	int json;                   /* --json, for the check */
 	char **cmd;
@@ -112,7 +118,7 @@ struct outpath {
 static volatile sig_atomic_t child_pid;
 
 enum { OPT_DEPTH = 256, OPT_NO_FOLLOW, OPT_NO_SUMMARY, OPT_NO_TORCH, OPT_TORCH_SNAPSHOT,
-       OPT_CHECK, OPT_REQUIRE_TRACE, OPT_JUNIT, OPT_JSON };
+       OPT_CHECK, OPT_REQUIRE_TRACE, OPT_JUNIT, OPT_JSON, OPT_PRELOAD };
 
 static const struct option long_options[] = {
 	{ "help", no_argument, NULL, 'h' },
@@ -126,6 +132,7 @@ static const struct option long_options[] = {
 	{ "require-trace", no_argument, NULL, OPT_REQUIRE_TRACE },
 	{ "junit", required_argument, NULL, OPT_JUNIT },
 	{ "json", no_argument, NULL, OPT_JSON },
+	{ "preload", required_argument, NULL, OPT_PRELOAD },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -141,7 +148,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 
 	memset(o, 0, sizeof(*o));
 	o->output = DEFAULT_OUTPUT;
-	if (!(o->checks = calloc((size_t)argc + 1, sizeof(char *)))) {
+	o->preloads = calloc((size_t)argc + 1, sizeof(char *));
+	if (!o->preloads || !(o->checks = calloc((size_t)argc + 1, sizeof(char *)))) {
 		cli_error("out of memory");
 		return -1;
 	}
@@ -201,6 +209,19 @@ static int parse_options(int argc, char **argv, struct options *o)
 		case OPT_JSON:
 			o->json = 1;
 			break;
+		case OPT_PRELOAD: {
+			/* a path made absolute (children may chdir); a bare name is
+			   the loader's to find */
+			char *lib = strchr(optarg, '/') ? realpath(optarg, NULL) : strdup(optarg);
+
+			if (!lib)
+				return -cli_usage_error("run", "cannot preload '%s': %s", optarg, strerror(errno));
+			if (!*lib || strpbrk(lib, ": \t\n"))
+				return -cli_usage_error("run", "cannot preload '%s': LD_PRELOAD cannot hold "
+							"an empty name or one with ':' or blanks", optarg);
+			o->preloads[o->npreloads++] = lib;
+			break;
+		}
 		default:
 			return -EXIT_USAGE;
 		}
@@ -452,8 +473,11 @@ static void exec_child(const struct options *o, const struct outpath *op, const 
 {
 	char num[32], *preload;
 	const char *old = getenv("LD_PRELOAD");
-	size_t len = strlen(lib) + (old ? strlen(old) : 0) + 2;
+	size_t len = strlen(lib) + (old ? strlen(old) : 0) + 2, at;
 	int e;
+
+	for (int i = 0; i < o->npreloads; i++)
+		len += strlen(o->preloads[i]) + 1;
 
 	snprintf(num, sizeof(num), "%ld", (long)getpid());
 	setenv("MEMTRACE_ROOT_PID", num, 1);
@@ -471,10 +495,11 @@ static void exec_child(const struct options *o, const struct outpath *op, const 
 
 	preload = malloc(len);
 	if (preload) {
+		at = (size_t)snprintf(preload, len, "%s", lib);
+		for (int i = 0; i < o->npreloads; i++)
+			at += (size_t)snprintf(preload + at, len - at, ":%s", o->preloads[i]);
 		if (old && *old)
-			snprintf(preload, len, "%s:%s", lib, old);
-		else
-			snprintf(preload, len, "%s", lib);
+			snprintf(preload + at, len - at, ":%s", old);
 		setenv("LD_PRELOAD", preload, 1);
 	}
 	set_python_env(o, lib);
