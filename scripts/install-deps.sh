@@ -6,13 +6,16 @@
 #
 # Debian packages: libunwind-dev libdw-dev libelf-dev libsqlite3-dev
 # libinih-dev (the rules files of `memtrace check`), libjson-c-dev (its
-# --baseline given as a report's JSON)
+# --baseline given as a report's JSON), libncurses-dev (the view of
+# `memtrace top`)
 # gnuplot-nox, sqlite3 (the shell, to query a report's database; the tests
 # use it), tmux (a terminal, for the test of the progress line), xxd (the
 # build turns the page of `memtrace view` into C arrays with it), plus gcc
 # and make; for the tests only, chromium (headless, loads the pages of
 # `memtrace view`) and cmake (runs the ctest recipe of `memtrace check`):
-# installed, but --check does not ask for them. The CUDA headers (cuda.h, cuda_runtime_api.h) come from the
+# and for the tests of `memtrace top`'s metrics prometheus (with promtool)
+# and prometheus-node-exporter, started on loopback: installed, but --check
+# does not ask for them. The CUDA headers (cuda.h, cuda_runtime_api.h) come from the
 # CUDA toolkit under CUDA_HOME (default /usr/local/cuda); when they are
 # missing there, Debian's nvidia-cuda-dev (non-free) provides them under
 # /usr/include and CUDA_HOME=/usr works.
@@ -38,11 +41,14 @@ need libelf-dev have_header gelf.h
 need libsqlite3-dev have_header sqlite3.h
 need libinih-dev have_header ini.h
 need libjson-c-dev have_header json-c/json.h
+need libncurses-dev have_header curses.h
 need sqlite3 command -v sqlite3
 need gnuplot-nox command -v gnuplot
 need tmux command -v tmux
 need xxd command -v xxd
 [ "$check_only" = 0 ] && need chromium command -v chromium
+[ "$check_only" = 0 ] && need prometheus command -v promtool
+[ "$check_only" = 0 ] && need prometheus-node-exporter command -v prometheus-node-exporter
 [ "$check_only" = 0 ] && need cmake command -v ctest
 
 cuda_ok=1
