@@ -3,13 +3,16 @@
  * global time order.
  *
  * How it works: a slab is written by one thread and is in time order, so
- * the merge keeps one cursor per slab in a binary heap keyed by the run time
- * of the cursor's next record. stream_open() walks every trace once to note
+ * the merge keeps a cursor per slab in a binary heap keyed by the run time
+ * of the cursor's next record; a thread's slabs follow one another in time,
+ * so one cursor walks them in turn (chain_slabs) and the heap holds about
+ * one cursor per thread. stream_open() walks every trace once to note
  * each slab's first record (and the reader's iterator just after it), to
  * collect the process, module, stack and driver records, and to find the
- * run's origin and end. The heap then holds one small cursor per slab:
- * memory grows with the number of slabs (one per 64 KiB of trace), not with
- * the number of records.
+ * run's origin and end. The heap holds small entries (the key and the
+ * cursor's number), so that a sift moves 24 bytes, not the cursor; memory
+ * grows with the number of slabs (one per 64 KiB of trace), not with the
+ * number of records.
  *
  * A cursor reads its slab only once it reaches the top of the heap, walks no
  * further than its slab's end, and the reader lets go of the slab when the
@@ -32,6 +35,7 @@
  * they happened; their stacks and notes (FW_STACK, FW_INFO) are side records
  * in the slab of the thread that handed them over.
  */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,7 +58,7 @@ struct cursor {
 	struct trace_rec rec;       /* the next record of this slab */
 	struct due due;
 	uint64_t key;               /* run time of due */
-	uint32_t order;             /* cursor number, for a stable tie-break */
+	uint32_t order;             /* its slab's start, for a stable tie-break */
 	uint8_t rank;               /* 0 free, 1 anything else */
 	int proc;
 };
@@ -65,6 +69,18 @@ struct slab_start {
 	struct trace_rec rec;
 	struct due due;
 	int proc;
+	uint64_t min_t, max_t;      /* the times of its records */
+	int64_t next;               /* the same thread's next slab, merged by
+	                               the same cursor; -1 none */
+	int chained;                /* some slab's next: not a cursor of its own */
+};
+
+/* A heap entry: what orders cursor ci, copied from it. */
+struct hent {
+	uint64_t key;
+	uint32_t order;
+	uint32_t ci;
+	uint8_t rank;
 };
 
 struct stream {
@@ -72,7 +88,8 @@ struct stream {
 	int nprocs;
 	struct slab_start *starts;
 	size_t nstarts;
-	struct cursor *heap;
+	struct cursor *cur;         /* nheap of them in use, by heap[].ci */
+	struct hent *heap;
 	size_t nheap;
 	int top_given;              /* heap[0]'s record was handed out: move
 	                               on at the next call, not before, so the
@@ -119,7 +136,7 @@ static struct due due_at(const struct trace_rec *r)
 	return d;
 }
 
-static int before(const struct cursor *a, const struct cursor *b)
+static int before(const struct hent *a, const struct hent *b)
 {
 	if (a->key != b->key)
 		return a->key < b->key;
@@ -132,7 +149,7 @@ static void sift_down(struct stream *s, size_t i)
 {
 	for (;;) {
 		size_t l = 2 * i + 1, m = i;
-		struct cursor tmp;
+		struct hent tmp;
 
 		if (l < s->nheap && before(&s->heap[l], &s->heap[m]))
 			m = l;
@@ -182,19 +199,35 @@ static void find_due(struct cursor *c)
 	c->due = due_self(&c->rec);
 }
 
+/* c starts on slab i. */
+static void cursor_at(struct stream *s, struct cursor *c, size_t i)
+{
+	c->it = s->starts[i].it;
+	c->rec = s->starts[i].rec;
+	c->due = s->starts[i].due;
+	c->proc = s->starts[i].proc;
+	c->order = (uint32_t)i;
+	set_key(s, c);
+}
+
+static struct hent hent_of(const struct cursor *c, uint32_t ci)
+{
+	struct hent h = { c->key, c->order, ci, c->rank };
+
+	return h;
+}
+
 void stream_rewind(struct stream *s)
 {
-	for (size_t i = 0; i < s->nstarts; i++) {
-		struct cursor *c = &s->heap[i];
+	s->nheap = 0;
+	for (size_t i = 0; i < s->nstarts; i++)
+		if (!s->starts[i].chained) {
+			struct cursor *c = &s->cur[s->nheap];
 
-		c->it = s->starts[i].it;
-		c->rec = s->starts[i].rec;
-		c->due = s->starts[i].due;
-		c->proc = s->starts[i].proc;
-		c->order = (uint32_t)i;
-		set_key(s, c);
-	}
-	s->nheap = s->nstarts;
+			cursor_at(s, c, i);
+			s->heap[s->nheap] = hent_of(c, (uint32_t)s->nheap);
+			s->nheap++;
+		}
 	s->top_given = 0;
 	for (size_t i = s->nheap / 2; i-- > 0;)
 		sift_down(s, i);
@@ -211,24 +244,34 @@ void stream_set_progress(struct stream *s, stream_progress_fn fn, void *ctx)
 
 int stream_next(struct stream *s, struct srec *out)
 {
-	struct cursor *c = &s->heap[0];
+	struct cursor *c;
 
 	if (s->top_given) {
+		c = &s->cur[s->heap[0].ci];
 		s->top_given = 0;
 		if (trace_next_in_slab(&c->it, &c->rec)) {
 			find_due(c);
 			set_key(s, c);
+			s->heap[0] = hent_of(c, s->heap[0].ci);
 		} else {
+			int64_t next = s->starts[c->order].next;
+
 			trace_slab_done(s->procs[c->proc].t, &c->rec);
-			s->heap[0] = s->heap[--s->nheap];
+			if (next >= 0) {
+				cursor_at(s, c, (size_t)next);
+				s->heap[0] = hent_of(c, s->heap[0].ci);
+			} else {
+				s->heap[0] = s->heap[--s->nheap];
+			}
 		}
 		if (s->nheap)
 			sift_down(s, 0);
 	}
 	if (!s->nheap)
 		return 0;
+	c = &s->cur[s->heap[0].ci];
 	out->rec = c->rec;
-	trace_rec_rebind(&out->rec, &c->it);    /* cursors move in the heap */
+	trace_rec_rebind(&out->rec, &c->it);
 	out->proc = c->proc;
 	out->t = is_state(c->rec.type) ? c->key : run_time(s, c->proc, c->rec.time_ns);
 	s->top_given = 1;
@@ -283,6 +326,10 @@ static int scan_trace(struct stream *s, int pi, size_t *cap_starts, int64_t *fir
 			s->starts[s->nstarts].rec = r;
 			s->starts[s->nstarts].due = is_state(r.type) ? due_at(&r) : due_self(&r);
 			s->starts[s->nstarts].proc = pi;
+			s->starts[s->nstarts].min_t = r.time_ns;
+			s->starts[s->nstarts].max_t = r.time_ns;
+			s->starts[s->nstarts].next = -1;
+			s->starts[s->nstarts].chained = 0;
 			undue = is_state(r.type) ? SIZE_MAX : s->nstarts;
 			s->nstarts++;
 			if (w < *first_wall)
@@ -293,6 +340,10 @@ static int scan_trace(struct stream *s, int pi, size_t *cap_starts, int64_t *fir
 		}
 		if (w > *last_wall)
 			*last_wall = w;
+		if (r.time_ns < s->starts[s->nstarts - 1].min_t)
+			s->starts[s->nstarts - 1].min_t = r.time_ns;
+		if (r.time_ns > s->starts[s->nstarts - 1].max_t)
+			s->starts[s->nstarts - 1].max_t = r.time_ns;
 		s->nrecords++;
 		switch (r.type) {
 		case MT_REC_MODULE:
@@ -324,6 +375,48 @@ static int scan_trace(struct stream *s, int pi, size_t *cap_starts, int64_t *fir
 			break;
 		}
 	}
+	return 0;
+}
+
+static int cmp_start(const void *x, const void *y, void *ctx)
+{
+	const struct slab_start *st = ctx, *a = &st[*(const size_t *)x], *b = &st[*(const size_t *)y];
+
+	if (a->proc != b->proc)
+		return a->proc < b->proc ? -1 : 1;
+	if (a->rec.tid != b->rec.tid)
+		return a->rec.tid < b->rec.tid ? -1 : 1;
+	if (a->min_t != b->min_t)
+		return a->min_t < b->min_t ? -1 : 1;
+	return *(const size_t *)x < *(const size_t *)y ? -1 : 1;
+}
+
+/*
+ * Links each slab to the next one of the same thread when every record of
+ * the first is no later than every record of the second: one cursor then
+ * merges them one after the other, so the heap holds a cursor per thread
+ * writing at the time rather than one per slab (log2 of 5,000 slabs of a
+ * 10 M-event trace was a dozen levels per record). Slabs whose times
+ * overlap (a damaged or hostile file) stay cursors of their own.
+ */
+static int chain_slabs(struct stream *s)
+{
+	size_t *ix = malloc((s->nstarts ? s->nstarts : 1) * sizeof(*ix));
+
+	if (!ix)
+		return -1;
+	for (size_t i = 0; i < s->nstarts; i++)
+		ix[i] = i;
+	qsort_r(ix, s->nstarts, sizeof(*ix), cmp_start, s->starts);
+	for (size_t k = 1; k < s->nstarts; k++) {
+		struct slab_start *a = &s->starts[ix[k - 1]], *b = &s->starts[ix[k]];
+
+		if (a->proc == b->proc && a->rec.tid == b->rec.tid && a->max_t <= b->min_t) {
+			a->next = (int64_t)ix[k];
+			b->chained = 1;
+		}
+	}
+	free(ix);
 	return 0;
 }
 
@@ -362,8 +455,11 @@ struct stream *stream_open(struct trace **traces, int n, char *err, size_t errle
 		p->first_t -= (uint64_t)origin;
 		p->last_t -= (uint64_t)origin;
 	}
+	if (chain_slabs(s))
+		goto nomem;
 	s->heap = calloc(s->nstarts ? s->nstarts : 1, sizeof(*s->heap));
-	if (!s->heap)
+	s->cur = calloc(s->nstarts ? s->nstarts : 1, sizeof(*s->cur));
+	if (!s->heap || !s->cur)
 		goto nomem;
 	stream_rewind(s);
 	return s;
@@ -386,6 +482,7 @@ void stream_close(struct stream *s)
 		free(s->procs);
 	free(s->starts);
 	free(s->heap);
+	free(s->cur);
 	free(s);
 }
 
