@@ -87,6 +87,15 @@ expect_eq "$(cat flags)" "1011 1 5444206592
 13  True
 11 highest_peak True" "JSON: the same flags and full sections"
 
+# 300 ranks of 20 events: more stacks (one "no stack" per process) than the
+# symbol cache's first table holds; a site kept a pointer into that table
+# when it grew (the report crashed)
+mkdir r300 && "$GEN" r300 300 20 4 8 >expect300 || fail "gen-ranks 300 failed"
+"$MEMTRACE" report --no-db r300/*.bin >r300.txt 2>err || fail "report of 300 ranks failed ($?): $(cat err)"
+expect_eq "$(sed -n 1p r300.txt)" "$(printf 'memtrace report: 300 processes, %s, 6002 events (2 failed)' \
+	"$(sed -n '1s/.*processes, \([^,]*\),.*/\1/p' r300.txt)")" "300 ranks: the first line"
+expect_eq "$(grep -c '^  node0[0-3] ' r300.txt)" 300 "300 ranks: a row each"
+
 # the database's load of the merge gives the same text, bar its path line
 "$MEMTRACE" report --db all.db r/*.bin >db.txt 2>err || fail "report with a database failed: $(cat err)"
 expect_eq "$(grep -v 'all.db' db.txt)" "$(cat all.txt)" "with a database: the same report"

@@ -56,7 +56,8 @@ struct resolved {               /* frames of one (file, offset) */
 
 struct stackent {
 	uint64_t key;               /* proc << 32 | stack, + 1 */
-	struct sym_stack st;
+	struct sym_stack *st;       /* its own allocation: callers keep the
+	                               pointer while the table grows */
 	int caching;                /* -1 not computed */
 	int done;
 };
@@ -200,8 +201,10 @@ void sym_close(struct symbols *sy)
 	for (size_t i = 0; i < sy->nstrs; i++)
 		free(sy->strs[i]);
 	for (size_t i = 0; i < sy->st_cap; i++)
-		if (sy->stacks && sy->stacks[i].key)
-			free(sy->stacks[i].st.frames);
+		if (sy->stacks && sy->stacks[i].st) {
+			free(sy->stacks[i].st->frames);
+			free(sy->stacks[i].st);
+		}
 	sqlite3_finalize(sy->q_get);
 	sqlite3_finalize(sy->q_put);
 	free(sy->strs);
@@ -659,12 +662,14 @@ const struct sym_stack *sym_stack(struct symbols *sy, const struct stream *s, in
 	if (!e)
 		return NULL;
 	if (e->done)
-		return &e->st;
+		return e->st;
+	if (!(e->st = calloc(1, sizeof(*e->st))))
+		return NULL;
 	e->done = 1;
 	if (!st)
-		return &e->st;
-	e->st.frames = calloc(MAX_SHOWN, sizeof(struct sym_frame));
-	if (!e->st.frames)
+		return e->st;
+	e->st->frames = calloc(MAX_SHOWN, sizeof(struct sym_frame));
+	if (!e->st->frames)
 		return NULL;
 	for (uint32_t i = 0; i < st->depth && !has_python; i++)
 		has_python = py_is_frame(st->ips[i]);
@@ -680,10 +685,10 @@ const struct sym_stack *sym_stack(struct symbols *sy, const struct stream *s, in
 				f.user = 0;
 			if (f.user)
 				user_done = 1;
-			if (e->st.nframes < MAX_SHOWN)
-				e->st.frames[e->st.nframes++] = f;
+			if (e->st->nframes < MAX_SHOWN)
+				e->st->frames[e->st->nframes++] = f;
 			else
-				e->st.hidden++;
+				e->st->hidden++;
 			continue;
 		}
 		const struct mt_module *m = NULL;
@@ -694,7 +699,7 @@ const struct sym_stack *sym_stack(struct symbols *sy, const struct stream *s, in
 		uint32_t n = 1;
 
 		if (mf && (mf->collapse || (has_python && interpreter_module(mf->path)))) {
-			e->st.hidden++;
+			e->st->hidden++;
 			continue;
 		}
 		if (mf && !(r = resolve(sy, mfi, offset)))
@@ -713,20 +718,20 @@ const struct sym_stack *sym_stack(struct symbols *sy, const struct stream *s, in
 			f.offset = offset;
 			f.ip = st->ips[i];
 			if (start_frame(f.function)) {
-				e->st.hidden++;
+				e->st->hidden++;
 				continue;
 			}
 			if (!user_done && !has_python && !(mf && mf->system)) {
 				f.user = 1;
 				user_done = 1;
 			}
-			if (e->st.nframes < MAX_SHOWN)
-				e->st.frames[e->st.nframes++] = f;
+			if (e->st->nframes < MAX_SHOWN)
+				e->st->frames[e->st->nframes++] = f;
 			else
-				e->st.hidden++;
+				e->st->hidden++;
 		}
 	}
-	return &e->st;
+	return e->st;
 }
 
 int sym_is_caching(struct symbols *sy, const struct stream *s, int proc, uint32_t stack)
