@@ -38,7 +38,7 @@ struct fslab {
 	uint64_t index;             /* slab number in its file */
 	unsigned char *buf;         /* slab_size bytes, NULL once done */
 	struct trace_slab_iter it;
-	size_t consumed;            /* end of the last complete record */
+	size_t consumed;            /* start of the last record read */
 	uint32_t tid;
 	int superseded;             /* its thread has a later slab */
 	int done;                   /* nothing more will come */
@@ -348,7 +348,10 @@ static int pump(struct follow *f, struct fslab *sl)
 			break;
 		}
 		sl->waiting = 0;
-		sl->consumed = (size_t)(r.offset - sl->it.file_off) + r.size;
+		/* the start of the last record read: its size in the file is
+		   not rec.size for a compact record (format 2), so the next copy
+		   starts there and reads that one record's bytes again */
+		sl->consumed = (size_t)(r.offset - sl->it.file_off);
 		sl->tid = r.tid;
 		if (!is_state(r.type)) {
 			if (take_side(f, ft, &r))

@@ -288,7 +288,10 @@ int watch_run(const struct watch_opts *o, char *err, size_t errlen)
 		int64_t now = now_ms(), wait;
 
 		if (now >= next_poll) {
-			if (!st.paused && follow_poll(st.f, stopped, err, errlen) < 0)
+			/* at the end twice: the second read finds the processes
+			   that are gone done */
+			if (!st.paused && (follow_poll(st.f, stopped, err, errlen) < 0 ||
+					   (stopped && follow_poll(st.f, 1, err, errlen) < 0)))
 				goto out;
 			next_poll = now + (interval < POLL_MS ? interval : POLL_MS);
 		}
