@@ -41,6 +41,7 @@
 
 #include "cli/cmd.h"
 #include "cli/pipeline.h"
+#include "live/watch.h"
 #include "model/check.h"
 #include "trace/trace-read.h"
 #include "views/format.h"
@@ -72,6 +73,13 @@ static const char usage_text[] =
 	"  --preload LIB      also preload LIB, another LD_PRELOAD tool (repeat for\n"
 	"                     more); LD_PRELOAD is libmemtrace.so, then each LIB in\n"
 	"                     the order given, then LD_PRELOAD as it was\n"
+	"  --top              watch the run with 'memtrace top' on this terminal; CMD's\n"
+	"                     output goes to --top-output FILE (default STEM.out)\n"
+	"  --metrics-port [ADDR:]PORT  serve the run's figures on /metrics for\n"
+	"                     Prometheus (127.0.0.1 unless ADDR; PORT 0: any)\n"
+	"  --metrics-textfile DIR  write DIR/memtrace.prom for node_exporter\n"
+	"  --metrics-interval S  seconds between frames of --top and the metrics (1)\n"
+	"  --metrics-top-sites K  sites in the metrics (default 10)\n"
 	"\n"
 	"Options end at CMD: what follows is CMD's, options included. They take\n"
 	"their value as --opt=V or --opt V (-oFILE or -o FILE).\n"
@@ -102,6 +110,11 @@ struct options {
 	char **preloads;            /* --preload LIB, absolute when a path */
 	int npreloads;
 	const char *junit;          /* --junit FILE, for the check */
+	int top;                    /* --top: the live view on this terminal */
+	const char *top_output;     /* --top-output FILE: CMD's output then */
+	const char *metrics_port;   /* --metrics-port [ADDR:]PORT */
+	const char *metrics_textfile;
+	int metrics_interval_ms, metrics_top_sites;
 	int json;                   /* --json, for the check */
 	char **cmd;
 };
@@ -118,7 +131,8 @@ struct outpath {
 static volatile sig_atomic_t child_pid;
 
 enum { OPT_DEPTH = 256, OPT_NO_FOLLOW, OPT_NO_SUMMARY, OPT_NO_TORCH, OPT_TORCH_SNAPSHOT,
-       OPT_CHECK, OPT_REQUIRE_TRACE, OPT_JUNIT, OPT_JSON, OPT_PRELOAD };
+       OPT_CHECK, OPT_REQUIRE_TRACE, OPT_JUNIT, OPT_JSON, OPT_PRELOAD, OPT_TOP, OPT_TOP_OUTPUT,
+       OPT_METRICS_PORT, OPT_METRICS_TEXTFILE, OPT_METRICS_INTERVAL, OPT_METRICS_TOP_SITES };
 
 static const struct option long_options[] = {
 	{ "help", no_argument, NULL, 'h' },
@@ -133,8 +147,144 @@ static const struct option long_options[] = {
 	{ "junit", required_argument, NULL, OPT_JUNIT },
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "preload", required_argument, NULL, OPT_PRELOAD },
+	{ "top", no_argument, NULL, OPT_TOP },
+	{ "top-output", required_argument, NULL, OPT_TOP_OUTPUT },
+	{ "metrics-port", required_argument, NULL, OPT_METRICS_PORT },
+	{ "metrics-textfile", required_argument, NULL, OPT_METRICS_TEXTFILE },
+	{ "metrics-interval", required_argument, NULL, OPT_METRICS_INTERVAL },
+	{ "metrics-top-sites", required_argument, NULL, OPT_METRICS_TOP_SITES },
 	{ NULL, 0, NULL, 0 },
 };
+
+/* --top and --metrics-*: 0, or -1 after the usage error line. */
+static int live_option(int c, const char *arg, struct options *o)
+{
+	char addr[64], err[256], *end;
+	struct stat st;
+	int port;
+
+	switch (c) {
+	case OPT_TOP:
+		o->top = 1;
+		return 0;
+	case OPT_TOP_OUTPUT:
+		if (!*arg)
+			return cli_usage_error("run", "empty --top-output file name"), -1;
+		o->top_output = arg;
+		return 0;
+	case OPT_METRICS_PORT:
+		if (watch_parse_addr(arg, addr, sizeof(addr), &port, err, sizeof(err)))
+			return cli_usage_error("run", "--metrics-port: %s", err), -1;
+		o->metrics_port = arg;
+		return 0;
+	case OPT_METRICS_TEXTFILE:
+		if (stat(arg, &st) || !S_ISDIR(st.st_mode))
+			return cli_usage_error("run", "--metrics-textfile: '%s' is not a folder", arg), -1;
+		o->metrics_textfile = arg;
+		return 0;
+	case OPT_METRICS_INTERVAL:
+		if ((o->metrics_interval_ms = cli_interval_ms(arg)) < 0)
+			return cli_usage_error("run", "bad --metrics-interval '%s' (seconds, 0.05 to 3600)",
+					       arg), -1;
+		return 0;
+	default:
+		o->metrics_top_sites = (int)strtol(arg, &end, 10);
+		if (!*arg || *end || o->metrics_top_sites < 0 || o->metrics_top_sites > 1000)
+			return cli_usage_error("run", "bad --metrics-top-sites '%s' (0 to 1000)", arg), -1;
+		return 0;
+	}
+}
+
+/*
+ * The watcher of --top and --metrics-*: a child process of the launcher
+ * that runs memtrace top's loop (live/watch.h) on the run's traces, so the
+ * program never waits for it and the launcher only forks it and, once the
+ * program is over, closes its stop pipe and waits for its last frame.
+ * Returns its pid (0: none wanted), or -1 after saying why.
+ */
+static pid_t start_watcher(const struct options *o, const struct outpath *op, int *stop_fd)
+{
+	int stop[2], ready[2];
+	struct watch_opts w = { 0 };
+	char line[32], err[512];
+	ssize_t n;
+	pid_t pid;
+
+	*stop_fd = -1;
+	if (!o->top && !o->metrics_port && !o->metrics_textfile)
+		return 0;
+	if (pipe2(stop, O_CLOEXEC) || pipe2(ready, O_CLOEXEC)) {
+		cli_error("cannot start the watcher: %s", strerror(errno));
+		return -1;
+	}
+	w.trace = op->abs;
+	w.screen = o->top;
+	w.max_sites = 20;
+	w.interval_ms = o->metrics_interval_ms ? o->metrics_interval_ms : 1000;
+	w.metrics_addr = o->metrics_port;
+	w.textfile_dir = o->metrics_textfile;
+	w.top_sites = o->metrics_top_sites ? o->metrics_top_sites : 10;
+	w.stop_fd = stop[0];
+	w.ready_fd = ready[1];
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		cli_error("cannot start the watcher: %s", strerror(errno));
+		return -1;
+	}
+	if (pid == 0) {
+		/* the terminal's ^C is for the program; the run's end stops us */
+		signal(SIGINT, SIG_IGN);
+		signal(SIGQUIT, SIG_IGN);
+		close(stop[1]);
+		close(ready[0]);
+		if (watch_run(&w, err, sizeof(err))) {
+			cli_error("%s", err);
+			_exit(1);
+		}
+		_exit(0);
+	}
+	close(stop[0]);
+	close(ready[1]);
+	/* listening before the program starts, or failed */
+	do
+		n = read(ready[0], line, sizeof(line) - 1);
+	while (n < 0 && errno == EINTR);
+	close(ready[0]);
+	if (n <= 0) {
+		close(stop[1]);
+		waitpid(pid, NULL, 0);
+		return -1;
+	}
+	line[n] = 0;
+	if (o->metrics_port) {
+		char addr[64];
+		int port;
+
+		watch_parse_addr(o->metrics_port, addr, sizeof(addr), &port, err, sizeof(err));
+		cli_error("serving metrics on http://%s:%d/metrics", addr, atoi(line));
+	}
+	*stop_fd = stop[1];
+	return pid;
+}
+
+/* CMD's output file with --top: --top-output, or STEM.out beside the trace. */
+static int top_output(const struct options *o, const struct outpath *op)
+{
+	char path[PATH_MAX + NAME_MAX + 8];
+	int fd;
+
+	if (o->top_output)
+		snprintf(path, sizeof(path), "%s", o->top_output);
+	else
+		snprintf(path, sizeof(path), "%s%s.out", op->shown_dir, op->stem);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		cli_error("cannot write '%s': %s", path, strerror(errno));
+	else
+		cli_error("the output of '%s' goes to %s", o->cmd[0], path);
+	return fd;
+}
 
 /*
  * 0, 1 for --help, or -EXIT_USAGE after the usage error line. The '+'
@@ -222,6 +372,11 @@ static int parse_options(int argc, char **argv, struct options *o)
 			o->preloads[o->npreloads++] = lib;
 			break;
 		}
+		case OPT_TOP: case OPT_TOP_OUTPUT: case OPT_METRICS_PORT: case OPT_METRICS_TEXTFILE:
+		case OPT_METRICS_INTERVAL: case OPT_METRICS_TOP_SITES:
+			if (live_option(c, optarg, o))
+				return -EXIT_USAGE;
+			break;
 		default:
 			return -EXIT_USAGE;
 		}
@@ -525,11 +680,18 @@ static int run_child(const struct options *o, const struct outpath *op, const ch
 		     uint64_t run_id, int *exec_err)
 {
 	struct sigaction ign, fwd, old_int, old_quit, old_term, old_hup;
-	int status, fds[2];
-	pid_t pid, r;
+	int status, fds[2], stop_fd, out_fd = -1;
+	pid_t pid, r, watcher;
 	ssize_t n;
 
 	*exec_err = 0;
+	if (o->top && (out_fd = top_output(o, op)) < 0)
+		return -1;
+	if ((watcher = start_watcher(o, op, &stop_fd)) < 0) {
+		if (out_fd >= 0)
+			close(out_fd);
+		return -1;
+	}
 	if (pipe2(fds, O_CLOEXEC) < 0) {
 		cli_error("cannot run '%s': %s", o->cmd[0], strerror(errno));
 		return -1;
@@ -556,6 +718,8 @@ static int run_child(const struct options *o, const struct outpath *op, const ch
 		close(fds[0]);
 		sigaction(SIGINT, &old_int, NULL);
 		sigaction(SIGQUIT, &old_quit, NULL);
+		if (out_fd >= 0 && (dup2(out_fd, 1) < 0 || dup2(out_fd, 2) < 0))
+			_exit(126);
 		exec_child(o, op, lib, run_id, fds[1]);
 	}
 	close(fds[1]);
@@ -580,6 +744,14 @@ static int run_child(const struct options *o, const struct outpath *op, const ch
 	while (r < 0 && errno == EINTR);
 
 	child_pid = 0;
+	if (watcher > 0) {
+		/* its last frame: everything written, then it ends */
+		close(stop_fd);
+		while (waitpid(watcher, NULL, 0) < 0 && errno == EINTR)
+			;
+	}
+	if (out_fd >= 0)
+		close(out_fd);
 	sigaction(SIGTERM, &old_term, NULL);
 	sigaction(SIGHUP, &old_hup, NULL);
 	sigaction(SIGINT, &old_int, NULL);
