@@ -202,7 +202,8 @@ static int live_option(int c, const char *arg, struct options *o)
  * program is over, closes its stop pipe and waits for its last frame.
  * Returns its pid (0: none wanted), or -1 after saying why.
  */
-static pid_t start_watcher(const struct options *o, const struct outpath *op, int *stop_fd)
+static pid_t start_watcher(const struct options *o, const struct outpath *op, uint64_t run_id,
+			   int *stop_fd)
 {
 	int stop[2], ready[2];
 	struct watch_opts w = { 0 };
@@ -218,6 +219,7 @@ static pid_t start_watcher(const struct options *o, const struct outpath *op, in
 		return -1;
 	}
 	w.trace = op->abs;
+	w.run_id = run_id;
 	w.screen = o->top;
 	w.max_sites = 20;
 	w.interval_ms = o->metrics_interval_ms ? o->metrics_interval_ms : 1000;
@@ -687,7 +689,7 @@ static int run_child(const struct options *o, const struct outpath *op, const ch
 	*exec_err = 0;
 	if (o->top && (out_fd = top_output(o, op)) < 0)
 		return -1;
-	if ((watcher = start_watcher(o, op, &stop_fd)) < 0) {
+	if ((watcher = start_watcher(o, op, run_id, &stop_fd)) < 0) {
 		if (out_fd >= 0)
 			close(out_fd);
 		return -1;

@@ -68,6 +68,7 @@ struct follow {
 	char *dir;                  /* the folder to look in */
 	char *stem, *base;          /* STEM and STEM.bin when following a trace */
 	uint64_t run_id;            /* of the named trace, once read (0: any) */
+	int run_id_given;           /* follow_set_run_id() */
 	struct ftrace **files;
 	int nfiles;
 	struct sproc *procs;        /* by proc index */
@@ -381,6 +382,7 @@ static int read_slab(struct follow *f, struct ftrace *ft, uint64_t k, uint64_t f
 	struct fslab *sl = ft->slabs[k];
 	uint64_t want;
 	ssize_t got;
+	int final;
 
 	if (!sl) {
 		struct mt_slab_header sh;
@@ -406,8 +408,13 @@ static int read_slab(struct follow *f, struct ftrace *ft, uint64_t k, uint64_t f
 			if (ft->slabs[j] && ft->slabs[j]->tid == sh.tid)
 				ft->slabs[j]->superseded = 1;
 	}
-	if (sl->done || !sl->waiting)
-		return sl->done ? 0 : pump(f, sl);
+	if (sl->done)
+		return 0;
+	/* nothing more can come once this read is done: the thread was on a
+	   later slab, or the process ended, before it */
+	final = sl->superseded || ft->exit_seen || ft->gone;
+	/* from the start of the last record read: a record waiting in the
+	   heap is there, and its bytes do not change */
 	want = off + ss <= fsize ? ss : fsize > off ? fsize - off : 0;
 	if (want > sl->consumed) {
 		got = pread(ft->fd, sl->buf + sl->consumed, want - sl->consumed,
@@ -417,7 +424,11 @@ static int read_slab(struct follow *f, struct ftrace *ft, uint64_t k, uint64_t f
 			trace_slab_iter_more(&sl->it, sl->consumed + (size_t)got);
 		}
 	}
-	return pump(f, sl);
+	if (pump(f, sl) < 0)
+		return -1;
+	if (final && sl->waiting)
+		sl->done = 1;
+	return 0;
 }
 
 /* --- files ------------------------------------------------------------------ */
@@ -461,7 +472,7 @@ static int try_file(struct follow *f, const char *path, int named)
 		close(fd);
 		return 0;
 	}
-	if (named)
+	if (named || (!f->run_id && !f->nfiles && !f->run_id_given))
 		f->run_id = h.run_id;
 	else if (f->run_id && h.run_id != f->run_id) {
 		close(fd);
@@ -500,15 +511,12 @@ static int discover(struct follow *f)
 	size_t n = 0, cap = 0;
 	int rc = 0;
 
-	if (f->stem) {
+	if (f->stem && !f->nfiles) {
+		/* the named trace first: it gives the run id (a parent that
+		   makes no CUDA call has none: its workers' traces are taken) */
 		snprintf(path, sizeof(path), "%s/%s", f->dir, f->base);
-		if (!f->nfiles && try_file(f, path, 1) < 0)
+		if (try_file(f, path, 1) < 0)
 			rc = -1;
-		if (!f->nfiles) {
-			if (d)
-				closedir(d);
-			return rc;      /* the named trace first: it gives the run id */
-		}
 	}
 	if (!d)
 		return rc;
@@ -597,8 +605,6 @@ static void settle_file(struct follow *f, struct ftrace *ft)
 
 		if (!sl)
 			continue;
-		if (!sl->done && sl->waiting && (sl->superseded || ft->exit_seen || ft->gone))
-			sl->done = 1;
 		if (sl->done && !sl->has_peek)
 			slab_free(sl);
 		if (!sl->done || sl->has_peek)
@@ -821,6 +827,12 @@ void follow_close(struct follow *f)
 	free(f->stem);
 	free(f->base);
 	free(f);
+}
+
+void follow_set_run_id(struct follow *f, uint64_t run_id)
+{
+	f->run_id = run_id;
+	f->run_id_given = run_id != 0;
 }
 
 struct analysis *follow_analysis(struct follow *f) { return f->a; }

@@ -52,6 +52,9 @@ struct follow_proc {
 struct follow *follow_open(const char *path, const char *dir, const struct sym_opts *sym,
 			   char *err, size_t errlen);
 void follow_close(struct follow *f);
+/* Only traces with this MEMTRACE_RUN_ID (else: the named trace's, or the
+   first one found). */
+void follow_set_run_id(struct follow *f, uint64_t run_id);
 /*
  * Reads what the traces gained and feeds the records up to the watermark
  * (all of them when flush) to the analysis. Returns the number of records

@@ -259,6 +259,7 @@ int watch_run(const struct watch_opts *o, char *err, size_t errlen)
 	st.v = lv_new();
 	if (!st.f || !st.v)
 		goto out;
+	follow_set_run_id(st.f, o->run_id);
 	if (o->once) {
 		/* everything written so far, twice: the second read finds the
 		   processes that are gone done */
@@ -284,7 +285,7 @@ int watch_run(const struct watch_opts *o, char *err, size_t errlen)
 		st.sc = NULL;       /* no usable terminal: text frames */
 	while (!st.quit) {
 		struct pollfd pf[MAX_CONN + 3];
-		int np = 0, t = -1, kfd = -1;
+		int np = 0, t = -1, kfd = -1, over;
 		int64_t now = now_ms(), wait;
 
 		if (now >= next_poll) {
@@ -295,19 +296,22 @@ int watch_run(const struct watch_opts *o, char *err, size_t errlen)
 				goto out;
 			next_poll = now + (interval < POLL_MS ? interval : POLL_MS);
 		}
-		if (now >= next_frame) {
+		/* the job over: a last frame of everything, then the end */
+		over = stopped || (o->stop_fd < 0 && !st.sc && follow_done(st.f));
+		if (now >= next_frame || over) {
 			if (!st.paused && frame(&st, err, errlen))
 				goto out;
 			if (st.sc)
 				screen_draw(st.sc, st.v, st.sort, st.proc, st.dev, st.paused);
 			else if (o->screen) {
-				lv_text(stdout, st.v, 0, 20);
+				lv_text(stdout, st.v, o->bytes, o->max_sites);
 				fputc('\n', stdout);
 				fflush(stdout);
 			}
 			next_frame = now + interval;
 		}
-		if (stopped || (o->stop_fd < 0 && !o->screen && follow_done(st.f)))
+		/* without a view to quit (no terminal), the end of the job ends it */
+		if (over)
 			break;
 		if (lfd >= 0) {
 			pf[np].fd = lfd;

@@ -16,6 +16,7 @@
 struct watch_opts {
 	const char *trace;          /* follow this trace and its workers, or */
 	const char *dir;            /* every trace in this folder */
+	uint64_t run_id;            /* only traces of this run (0: any) */
 	struct sym_opts sym;
 	int screen;                 /* draw the interactive view */
 	int once;                   /* print one frame as text and return */
