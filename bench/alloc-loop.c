@@ -1,20 +1,24 @@
 /*
- * alloc-loop.c THREADS PAIRS DEPTH - the per-event cost benchmark: each
- * thread makes PAIRS cuMemAlloc_v2/cuMemFree_v2 pairs of 4 KiB on the
- * (simulated) driver, from a call stack DEPTH frames deep (the same stack
- * every time: "a repeated stack"). Prints the mean ns per pair over all
- * threads' CPU time (user + system, so the figure does not depend on how
- * many cores the machine has). Run with and without libmemtrace.so
- * preloaded; the difference divided by 2 is the cost per event.
+ * alloc-loop.c THREADS PAIRS DEPTH [malloc] - the per-event cost benchmark:
+ * each thread makes PAIRS cuMemAlloc_v2/cuMemFree_v2 pairs of 4 KiB on the
+ * (simulated, or bench/standin) driver, from a call stack DEPTH frames deep
+ * (the same stack every time: "a repeated stack"). Prints the mean ns per
+ * pair over all threads' CPU time (user + system, so the figure does not
+ * depend on how many cores the machine has). Run with and without
+ * libmemtrace.so preloaded; the difference divided by 2 is the cost per
+ * event. With "malloc" the pairs are malloc/free of 4 KiB instead, the
+ * same loop for heaptrack (which traces the C heap, not CUDA).
  */
 #include <cuda.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/resource.h>
 
 static long pairs;
-static int depth;
+static int depth, use_malloc;
+static void *volatile sink;
 
 static uint64_t cpu_ns(void)
 {
@@ -31,6 +35,13 @@ static __attribute__((noinline)) void loop(int level)
 		__asm__ volatile("" ::: "memory");   /* keep the frame */
 		return;
 	}
+	if (use_malloc) {
+		for (long i = 0; i < pairs; i++) {
+			sink = malloc(4096);
+			free(sink);
+		}
+		return;
+	}
 	for (long i = 0; i < pairs; i++) {
 		CUdeviceptr p;
 		if (cuMemAlloc_v2(&p, 4096) != CUDA_SUCCESS || cuMemFree_v2(p) != CUDA_SUCCESS)
@@ -40,7 +51,8 @@ static __attribute__((noinline)) void loop(int level)
 
 static void *work(void *ctx)
 {
-	cuCtxSetCurrent((CUcontext)ctx);
+	if (ctx)
+		cuCtxSetCurrent((CUcontext)ctx);
 	loop(depth);
 	return NULL;
 }
@@ -54,7 +66,12 @@ int main(int argc, char **argv)
 
 	pairs = argc > 2 ? atol(argv[2]) : 100000;
 	depth = argc > 3 ? atoi(argv[3]) : 0;
-	if (n < 1 || n > 64 || cuInit(0) || cuDeviceGet(&dev, 0) || cuDevicePrimaryCtxRetain(&ctx, dev))
+	use_malloc = argc > 4 && strcmp(argv[4], "malloc") == 0;
+	if (n < 1 || n > 64)
+		return 1;
+	if (use_malloc)
+		ctx = NULL;
+	else if (cuInit(0) || cuDeviceGet(&dev, 0) || cuDevicePrimaryCtxRetain(&ctx, dev))
 		return 1;
 	uint64_t t0 = cpu_ns();
 	for (int i = 0; i < n; i++)

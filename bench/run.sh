@@ -17,30 +17,63 @@ trap 'rm -rf "$TMP"' EXIT
 # stats FILE: "median min max" of the numbers in FILE, one per line
 stats() { sort -n "$1" | awk '{ v[NR] = $1 } END { printf "%.0f %.0f %.0f", v[int((NR + 1) / 2)], v[1], v[NR] }'; }
 
-loop() { # threads depth-of-stack memtrace-depth|none
+loop() { # threads depth-of-stack memtrace-depth|none [library path]
+	lp=${4:-$SIM}
 	if [ "$3" = none ]; then
-		LD_LIBRARY_PATH=$SIM $B/bench/alloc-loop "$1" "$PAIRS" "$2"
+		LD_LIBRARY_PATH=$lp $B/bench/alloc-loop "$1" "$PAIRS" "$2"
 	else
-		LD_LIBRARY_PATH=$SIM LD_PRELOAD=$B/libmemtrace.so MEMTRACE_OUTPUT=$TMP/t.bin MEMTRACE_DEPTH=$3 \
+		LD_LIBRARY_PATH=$lp LD_PRELOAD=$B/libmemtrace.so MEMTRACE_OUTPUT=$TMP/t.bin MEMTRACE_DEPTH=$3 \
 			$B/bench/alloc-loop "$1" "$PAIRS" "$2"
 		rm -f "$TMP"/t*.bin
 	fi
 }
 
-overhead_row() { # threads frames memtrace-depth label
+# heaptrack on the same loop with malloc/free, per event (the application's
+# CPU time: heaptrack_interpret, its other process, is not counted).
+heaptrack_ov() { # frames -> "median min max" or "n/a"
+	if [ -z "$HEAPTRACK" ]; then echo n/a; return; fi
+	: >"$TMP/hov"
+	r=0
+	while [ $r -lt "$ROUNDS" ]; do
+		r=$((r + 1))
+		plain=$(LD_LIBRARY_PATH=$SIM $B/bench/alloc-loop 1 "$PAIRS" "$1" malloc)
+		traced=$(LD_LIBRARY_PATH=$SIM $HEAPTRACK -o "$TMP/hk" $B/bench/alloc-loop 1 "$PAIRS" "$1" malloc 2>/dev/null |
+			grep -E '^[0-9.]+$')
+		rm -f "$TMP"/hk*
+		[ -n "$traced" ] && awk -v a="$plain" -v b="$traced" 'BEGIN { printf "%.1f\n", (b - a) / 2 }' >>"$TMP/hov"
+	done
+	[ -s "$TMP/hov" ] && stats "$TMP/hov" || echo n/a
+}
+
+overhead_row() { # threads frames memtrace-depth label [library path]
 	: >"$TMP/ov"
 	: >"$TMP/base"
 	r=0
 	while [ $r -lt "$ROUNDS" ]; do
 		r=$((r + 1))
-		plain=$(loop "$1" "$2" none)
-		traced=$(loop "$1" "$2" "$3")
+		plain=$(loop "$1" "$2" none "${5:-}")
+		traced=$(loop "$1" "$2" "$3" "${5:-}")
 		echo "$plain" >>"$TMP/base"
 		awk -v a="$plain" -v b="$traced" 'BEGIN { printf "%.1f\n", (b - a) / 2 }' >>"$TMP/ov"
 	done
-	set -- "$@" $(stats "$TMP/ov") $(stats "$TMP/base")
-	printf '| %s | %s | %s ns | %s .. %s | %s ns |\n' "$4" "$1" "$5" "$6" "$7" "$8"
+	OV=$(stats "$TMP/ov")
+	BASE=$(stats "$TMP/base")
 }
+
+# heaptrack, from Debian, for the comparison column (bench only).
+HEAPTRACK=$(command -v heaptrack || true)
+if [ -z "$HEAPTRACK" ] && command -v apt-get >/dev/null 2>&1; then
+	echo "memtrace bench: installing heaptrack with apt-get" >&2
+	SUDO=; [ "$(id -u)" = 0 ] || SUDO=sudo
+	$SUDO apt-get install -y -qq heaptrack >/dev/null 2>&1 || true
+	HEAPTRACK=$(command -v heaptrack || true)
+fi
+
+# The driver stand-in without a global lock, for the scaling rows.
+STANDIN=$TMP/standin
+mkdir -p "$STANDIN"
+${CC:-cc} -O2 -shared -fPIC -fvisibility=hidden -Wl,-soname,libcuda.so.1 bench/standin/libcuda.c \
+	-o "$STANDIN/libcuda.so.1" || STANDIN=
 
 echo "memtrace bench: $ROUNDS rounds of $PAIRS alloc/free pairs per thread" >&2
 {
@@ -52,24 +85,53 @@ echo "memtrace bench: $ROUNDS rounds of $PAIRS alloc/free pairs per thread" >&2
 	echo "## Recorder: cost per event"
 	echo
 	echo "CPU time per cuMemAlloc_v2/cuMemFree_v2 pair (bench/alloc-loop.c), traced minus"
-	echo "untraced in the same round, halved (two events per pair). Targets: <= 150 ns"
-	echo "without backtraces, <= 1 us with a repeated 64-frame stack."
+	echo "untraced in the same round, halved (two events per pair), one thread on the"
+	echo "simulated driver. heaptrack ($(${HEAPTRACK:-false} --version 2>/dev/null | head -1 || echo not installed))"
+	echo "traces the same loop with malloc/free (alloc-loop ... malloc) at the same stack"
+	echo "depth, in the same run: its application's CPU time, heaptrack_interpret's not"
+	echo "counted. Targets: <= 60 ns without a stack, <= 150 ns at ~5 frames, <= 600 ns"
+	echo "at 64 frames."
 	echo
-	echo "| configuration | threads | overhead per event | min .. max | untraced pair |"
-	echo "| --- | --- | --- | --- | --- |"
-	for th in 1 8; do
-		overhead_row $th 0 0 "no backtraces (MEMTRACE_DEPTH=0)"
-		overhead_row $th 16 16 "16-frame stack, depth 16"
-		overhead_row $th 64 64 "64-frame stack, depth 64"
+	echo "| configuration | memtrace per event | min .. max | untraced pair | heaptrack per event | min .. max |"
+	echo "| --- | --- | --- | --- | --- | --- |"
+	for c in "0 0 no stack (MEMTRACE_DEPTH=0)" "5 5 5-frame stack, depth 5" "64 64 64-frame stack, depth 64"; do
+		set -- $c
+		fr=$1 dp=$2; shift 2
+		overhead_row 1 "$fr" "$dp" "$*"
+		set -- $OV $BASE
+		if [ "$fr" = 0 ]; then hk="n/a - -"; else hk=$(heaptrack_ov "$fr"); fi
+		[ "$hk" = n/a ] && hk="n/a - -"
+		set -- "$@" $hk
+		printf '| %s | %s ns | %s .. %s | %s ns | %s%s | %s .. %s |\n' "$(echo "$c" | cut -d' ' -f3-)" "$1" "$2" "$3" "$4" \
+			"$7" "$([ "$7" = n/a ] || echo ' ns')" "${8:-}" "${9:-}"
 	done
 	echo
-	echo "The 8-thread rows run 8 threads on this machine's cores against the simulator's"
-	echo "one global lock: perf shows about a third of their CPU time in futex waits, so"
-	echo "they say more about the simulator than about memtrace; on a real driver the"
-	echo "single-thread figure is the one that carries over."
-	echo
 	echo "Command: \`LD_LIBRARY_PATH=build/simcuda/driver [LD_PRELOAD=build/libmemtrace.so"
-	echo "MEMTRACE_DEPTH=D] build/bench/alloc-loop THREADS $PAIRS FRAMES\`."
+	echo "MEMTRACE_DEPTH=D] build/bench/alloc-loop 1 $PAIRS FRAMES\`; heaptrack:"
+	echo "\`heaptrack -o FILE build/bench/alloc-loop 1 $PAIRS FRAMES malloc\`."
+	echo
+	echo "## Recorder: threads"
+	echo
+	echo "The same per event with 1, 8 and 16 threads on bench/standin/libcuda.c, a"
+	echo "driver stand-in without a global lock (the simulator's lock would measure"
+	echo "itself), CPU time of all threads. Target: within 1.3x of one thread."
+	echo
+	echo "| configuration | threads | per event | min .. max | vs 1 thread |"
+	echo "| --- | --- | --- | --- | --- |"
+	if [ -n "$STANDIN" ]; then
+		for c in "0 0 no stack" "5 5 5-frame stack" "64 64 64-frame stack"; do
+			set -- $c
+			fr=$1 dp=$2; shift 2
+			one=
+			for th in 1 8 16; do
+				overhead_row $th "$fr" "$dp" "$*" "$STANDIN"
+				set -- $OV
+				[ -n "$one" ] || one=$1
+				printf '| %s | %s | %s ns | %s .. %s | %s |\n' "$(echo "$c" | cut -d' ' -f3-)" "$th" "$1" "$2" "$3" \
+					"$(awk -v a="$one" -v b="$1" 'BEGIN { if (a > 0) printf "%.2fx", b / a; else print "-" }')"
+			done
+		done
+	fi
 	echo
 	echo "## Recorder: trace bytes per event"
 	echo

@@ -237,7 +237,7 @@ def main(argv):
     torch.cuda.synchronize(device)
     alloc = torch.cuda.max_memory_allocated(device)
     reserved = torch.cuda.max_memory_reserved(device)
-    print("train.py: done in %.1f s" % (time.time() - t0))
+    print("train.py: done in %.3f s" % (time.time() - t0))
     print("train.py: max_memory_allocated=%d bytes (%.1f MiB)" % (alloc, alloc / 2.0 ** 20))
     print("train.py: max_memory_reserved=%d bytes (%.1f MiB)" % (reserved, reserved / 2.0 ** 20))
     if ddp:
