@@ -77,6 +77,8 @@ static void event(struct out *o, int is_free, int dev, uint64_t t, uint64_t addr
 		  unsigned result)
 {
 	struct mt_event e;
+	unsigned char *at = room(o, sizeof(e), t);     /* first: it may start a
+	                                                   slab, with a new base */
 
 	memset(&e, 0, sizeof(e));
 	e.h.type = is_free ? MT_REC_FREE : MT_REC_ALLOC;
@@ -88,7 +90,7 @@ static void event(struct out *o, int is_free, int dev, uint64_t t, uint64_t addr
 	e.bytes = bytes;
 	e.api = is_free ? MT_API_cudaFree : MT_API_cudaMalloc;
 	e.result = (uint16_t)result;
-	memcpy(room(o, sizeof(e), t), &e, sizeof(e));
+	memcpy(at, &e, sizeof(e));
 }
 
 static void process(struct out *o, uint32_t pid, int rank, int local, int world, const char *host)
@@ -124,6 +126,7 @@ static void process(struct out *o, uint32_t pid, int rank, int local, int world,
 static void exit_rec(struct out *o, uint64_t t, int status)
 {
 	struct mt_exit x;
+	unsigned char *at = room(o, sizeof(x), t);
 
 	memset(&x, 0, sizeof(x));
 	x.h.type = MT_REC_EXIT;
@@ -131,7 +134,7 @@ static void exit_rec(struct out *o, uint64_t t, int status)
 	x.h.a = MT_EXIT_EXIT;
 	x.time_delta = (uint32_t)(t - o->base);
 	x.status = status;
-	memcpy(room(o, sizeof(x), t), &x, sizeof(x));
+	memcpy(at, &x, sizeof(x));
 }
 
 static uint64_t next(uint64_t *s)
