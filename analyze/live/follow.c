@@ -609,8 +609,12 @@ static void settle_file(struct follow *f, struct ftrace *ft)
 			slab_free(sl);
 		if (!sl->done || sl->has_peek)
 			open = 1;
-		if (!open && k == ft->first_open)
+		if (!open && k == ft->first_open) {
+			/* never looked at again: memory follows the open slabs */
 			ft->first_open = k + 1;
+			free(sl);
+			ft->slabs[k] = NULL;
+		}
 	}
 	if (!open && (ft->exit_seen || ft->gone) && ft->proc >= 0 && !ft->finished) {
 		ft->finished = 1;
