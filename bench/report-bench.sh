@@ -11,6 +11,12 @@
 # the largest peak RSS.
 #   make tests-build && bench/report-bench.sh            (1 M and 10 M)
 #   bench/report-bench.sh 200000                         (one size)
+#   bench/report-bench.sh ranks [RANKS [EVENTS]]         (many ranks)
+# The ranks mode writes RANKS traces of EVENTS events each with
+# build/bench/gen-ranks (default 1024 x 100000: 8 hosts x 8 devices, 3.2 GB)
+# and times `report --no-db` and `report` of all of them, with the peak
+# anonymous memory (RssAnon, sampled every 0.2 s) beside the peak RSS,
+# which also counts the traces' mapped pages.
 # Needs about 330 MB of disk per 10 M events (trace) and as much for the
 # database; the directory is BENCH_DIR (default: a temporary one).
 set -u
@@ -26,6 +32,50 @@ mkdir -p "$D"
 [ $# -gt 0 ] || set -- 1000000 10000000
 
 ROUNDS=${BENCH_ROUNDS:-3}
+
+# ranks_measure LABEL EVENTS CMD...: one run; seconds, events/s, peak RSS
+# and peak RssAnon
+ranks_measure() {
+	label=$1 n=$2
+	shift 2
+	sync
+	"$TIME" -v "$@" >/dev/null 2>"$D/time.txt" &
+	tp=$!
+	ma=0
+	while kill -0 $tp 2>/dev/null; do
+		for c in $(pgrep -P $tp); do
+			a=$(awk '/RssAnon/ { print $2 }' /proc/$c/status 2>/dev/null)
+			[ "${a:-0}" -gt "$ma" ] && ma=$a
+		done
+		sleep 0.2
+	done
+	wait $tp || { echo "$label: failed:" >&2; tail -5 "$D/time.txt" >&2; return 1; }
+	s=$(sed -n 's/.*Elapsed (wall clock) time (h:mm:ss or m:ss): //p' "$D/time.txt" |
+		awk -F: '{ t = 0; for (i = 1; i <= NF; i++) t = t * 60 + $i; print t }')
+	u=$(sed -n 's/.*User time (seconds): //p' "$D/time.txt")
+	kb=$(sed -n 's/.*Maximum resident set size (kbytes): //p' "$D/time.txt")
+	awk -v l="$label" -v n="$n" -v s="$s" -v u="$u" -v kb="$kb" -v ma="$ma" 'BEGIN {
+		printf "%-26s %10d events %7.2f s (%.2f s user) %9.0f events/s %7.1f MB peak RSS %6.1f MB anon\n",
+			l, n, s, u, (s > 0 ? n / s : 0), kb / 1024, ma / 1024 }'
+}
+
+if [ "${1:-}" = ranks ]; then
+	nr=${2:-1024} ne=${3:-100000}
+	[ -x "$B/bench/gen-ranks" ] || { echo "build first: make tests-build" >&2; exit 1; }
+	R=$D/ranks-$nr-$ne
+	if [ ! -d "$R" ]; then
+		mkdir -p "$R" && "$B/bench/gen-ranks" "$R" "$nr" "$ne" >"$R.expect" || exit 1
+	fi
+	ev=$(awk '{ n += $6 } END { print n }' "$R.expect")
+	echo "ranks: $nr traces of $ne events ($ev events), $(du -sh "$R" | cut -f1)"
+	ranks_measure "ranks, report --no-db" "$ev" "$M" report --no-db "$R"/*.bin
+	rm -f "$R.db"
+	ranks_measure "ranks, report (database)" "$ev" "$M" report --db "$R.db" "$R"/*.bin
+	echo "database: $(du -h "$R.db" | cut -f1)"
+	rm -f "$R.db"
+	[ -n "${BENCH_DIR:-}" ] || rm -rf "$D"
+	exit 0
+fi
 
 # measure LABEL EVENTS FRESH CMD...: one line of figures; FRESH=1 removes
 # the database before each round
