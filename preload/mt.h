@@ -50,8 +50,10 @@ struct mt_thread {
 	uint8_t in_driver;      /* inside a driver wrapper: pass nested calls */
 	uint8_t label_events;   /* events recorded under the current label */
 	uint8_t label_failed;   /* a failed call under it, left to the label */
+	uint8_t keyed;          /* its slab goes back when the thread ends */
 	char *slab_pos, *slab_end;
 	uint64_t time_base;
+	struct mt_compact_state c;  /* what its slab's compact events count from */
 };
 
 /* recorder.c: the core API used by every hook. */
@@ -132,6 +134,10 @@ static inline void mt_writer_commit(void *record, struct mt_head head)
 	__builtin_memcpy(&word, &head, 4);
 	__atomic_store_n((uint32_t *)record, word, __ATOMIC_RELEASE);
 }
+/* Write one event as a compact record (cls: enum mt_compact_tag class;
+   x: NULL or x1, x2). */
+void mt_write_event(struct mt_thread *t, int cls, int kind, int device, int api, uint64_t time,
+		    uint64_t addr, uint64_t bytes, uint32_t stack, int result, const uint64_t *x);
 void mt_writer_fork_child(void);
 /* The end of the process: nothing is recorded after this; how > 0 (enum
    mt_exit_how) writes the exit record as the last record, from t. */

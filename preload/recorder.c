@@ -189,9 +189,6 @@ void mt_event(struct mt_thread *t, int type, int kind, int device, int api,
 	      uint64_t time, uint64_t addr, uint64_t bytes, int result,
 	      const uint64_t *x)
 {
-	size_t size = x ? sizeof(struct mt_event_ex) : sizeof(struct mt_event);
-	uint32_t delta;
-
 	if (MT_UNLIKELY(t->label && result != 0)) {
 		t->label_failed = 1;        /* the runtime wrapper records it */
 		return;
@@ -206,21 +203,8 @@ void mt_event(struct mt_thread *t, int type, int kind, int device, int api,
 		api = t->label;
 		t->label_events++;
 	}
-	struct mt_event *e = mt_writer_reserve(t, size, time, &delta);
-	if (!e)
-		return;
-	e->time_delta = delta;
-	e->addr = addr;
-	e->bytes = bytes;
-	e->stack_id = stack;
-	e->api = (uint16_t)api;
-	e->result = (uint16_t)result;
-	if (x) {
-		((struct mt_event_ex *)e)->x1 = x[0];
-		((struct mt_event_ex *)e)->x2 = x[1];
-		type = type == MT_REC_ALLOC ? MT_REC_ALLOC_EX : MT_REC_FREE_EX;
-	}
-	mt_writer_commit(e, (struct mt_head){ (uint8_t)type, (uint8_t)(size / 8), (uint8_t)kind, (int8_t)device });
+	mt_write_event(t, type == MT_REC_FREE ? MT_CT_FREE : MT_CT_ALLOC, kind, device, api, time,
+		       addr, bytes, stack, result, x);
 	if (device >= 0 && (kind & MT_KIND_MASK) != MT_KIND_HOST && (kind & MT_KIND_MASK) != MT_KIND_HOST_REGISTER)
 		maybe_sample(t, device, time, result != 0 && type != MT_REC_FREE && type != MT_REC_FREE_EX);
 }

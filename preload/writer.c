@@ -16,6 +16,16 @@
  * or replaced), tracing stops with one warning on stderr; what was written
  * stays readable.
  *
+ * Format 2: events are compact records (byte granular, varints, deltas
+ * from the slab's previous event: mt_write_event); classic records are
+ * padded to 8 bytes first (mt_writer_reserve). A thread that ends gives
+ * the unused tail of its slab back (a pthread key's destructor), and the
+ * next thread that needs a slab takes the tail over with an MT_REC_OWNER
+ * record instead of claiming a fresh 64 KiB: a program that makes
+ * thousands of short threads writes a trace in proportion to its events.
+ * A tail is only taken for records at or after the time its thread ended,
+ * so each slab stays in time order across its owners.
+ *
  * The file is created lazily by the first record, 0600, O_EXCL|O_NOFOLLOW,
  * under the name docs/environment.md gives. fork(): the child drops the
  * parent's mappings and descriptor and bumps the epoch, so every thread
@@ -68,7 +78,19 @@ static uint64_t mapped_windows;              /* under writer_lock */
 static char *_Atomic windows[MT_MAX_WINDOWS];
 static int warned;
 
+/* Slab tails of threads that ended, free to take over. Under writer_lock;
+   ntails is read without it to skip the lock when there are none. */
+#define MAX_TAILS 1024
+#define MIN_TAIL 512                         /* smaller tails are dropped */
+struct tail { char *pos, *end; uint64_t time; uint32_t epoch; };
+static struct tail tails[MAX_TAILS];
+static _Atomic int ntails;
+static pthread_key_t gone_key;
+static pthread_once_t gone_once = PTHREAD_ONCE_INIT;
+static int gone_key_ok;
+
 void mt_on_file_open(struct mt_thread *t);   /* recorder.c */
+static int slab_settled(const struct mt_thread *t);
 
 int mt_writer_active(void)
 {
@@ -243,14 +265,66 @@ static void own_slab(struct mt_thread *t, char *window, uint64_t k, uint64_t tim
 	t->slab_pos = (char *)(s + 1);
 	t->slab_end = (char *)s + MT_SLAB_SIZE;
 	t->time_base = time;
+	mt_compact_reset(&t->c, time);
 }
 
-/* Give t a fresh slab starting at time; 0 on success. */
-static int new_slab(struct mt_thread *t, uint64_t time)
+/* Pads t's slab with 0x80 bytes up to the next 8-byte offset (slabs are
+   page aligned, so the address says it). */
+static void align8(struct mt_thread *t)
 {
-	uint64_t k = atomic_fetch_add(&next_slab, 1);
-	uint64_t w = k / MT_WINDOW_SLABS;
+	while ((uintptr_t)t->slab_pos & 7)
+		*t->slab_pos++ = (char)MT_COMPACT;
+}
+
+/* Takes over the tail of an ended thread's slab, for records at time or
+   later; 0 on success. */
+static int take_tail(struct mt_thread *t, uint64_t time, size_t need)
+{
+	uint32_t e = atomic_load_explicit(&mt_writer_epoch_now, memory_order_relaxed);
+	struct mt_owner *o;
+	struct tail x;
+	int i;
+
+	if (!atomic_load_explicit(&ntails, memory_order_relaxed) ||
+	    atomic_load_explicit(&lock_owner, memory_order_relaxed) == (int)t->tid)
+		return -1;
+	lock();
+	for (i = atomic_load(&ntails) - 1; i >= 0; i--)
+		if (tails[i].epoch == e && tails[i].time <= time &&
+		    (size_t)(tails[i].end - tails[i].pos) >= need + 8 + sizeof *o)
+			break;
+	if (i < 0) {
+		unlock();
+		return -1;
+	}
+	x = tails[i];
+	tails[i] = tails[atomic_load(&ntails) - 1];
+	atomic_fetch_sub(&ntails, 1);
+	unlock();
+	t->slab_pos = x.pos;
+	t->slab_end = x.end;
+	align8(t);
+	o = (struct mt_owner *)t->slab_pos;
+	o->tid = t->tid;
+	o->time_base = time;
+	t->slab_pos += sizeof *o;
+	t->time_base = time;
+	mt_compact_reset(&t->c, time);
+	mt_writer_commit(o, (struct mt_head){ MT_REC_OWNER, sizeof *o / 8, 0, 0 });
+	return 0;
+}
+
+/* Give t a slab (a tail of one, or a fresh one) starting at time with
+   room for need bytes; 0 on success. */
+static int new_slab(struct mt_thread *t, uint64_t time, size_t need)
+{
+	uint64_t k, w;
 	char *base;
+
+	if (take_tail(t, time, need) == 0)
+		return 0;
+	k = atomic_fetch_add(&next_slab, 1);
+	w = k / MT_WINDOW_SLABS;
 
 	/* Checked after the claim: see mt_writer_close. */
 	if (atomic_load(&mt_writer_state) != W_OPEN)
@@ -298,11 +372,13 @@ void *mt_writer_reserve(struct mt_thread *t, size_t size, uint64_t time, uint32_
 {
 	if (MT_UNLIKELY(!mt_writer_ready(t, time)))
 		return NULL;
-	/* Room for the record and a possible time base record. */
-	if (MT_UNLIKELY(!t->slab_pos || (size_t)(t->slab_end - t->slab_pos) < size + sizeof(struct mt_timebase))) {
-		if (new_slab(t, time) != 0)
+	/* Room for the padding, the record and a possible time base record. */
+	if (MT_UNLIKELY(!t->slab_pos || (size_t)(t->slab_end - t->slab_pos) <
+			(size_t)(-(uintptr_t)t->slab_pos & 7) + size + sizeof(struct mt_timebase))) {
+		if (new_slab(t, time, size + sizeof(struct mt_timebase)) != 0)
 			return NULL;
 	}
+	align8(t);
 	if (MT_UNLIKELY(time < t->time_base || time - t->time_base > UINT32_MAX)) {
 		struct mt_timebase *tb = (struct mt_timebase *)t->slab_pos;
 		tb->pad = 0;
@@ -315,6 +391,118 @@ void *mt_writer_reserve(struct mt_thread *t, size_t size, uint64_t time, uint32_
 	void *r = t->slab_pos;
 	t->slab_pos += size;
 	return r;
+}
+
+/* A thread ends: the unused tail of its slab goes to the next taker. */
+static void thread_gone(void *p)
+{
+	struct mt_thread *t = p;
+	uint64_t now = mt_now();
+
+	t->keyed = 0;
+	if (!t->slab_pos || t->epoch != mt_writer_epoch() ||
+	    atomic_load(&mt_writer_state) != W_OPEN || getpid() != file_pid)
+		goto out;
+	if ((size_t)(t->slab_end - t->slab_pos) >= MIN_TAIL && slab_settled(t) &&
+	    atomic_load_explicit(&lock_owner, memory_order_relaxed) != (int)t->tid) {
+		lock();
+		if (atomic_load(&ntails) < MAX_TAILS) {
+			tails[atomic_load(&ntails)] = (struct tail){ t->slab_pos, t->slab_end, now, t->epoch };
+			atomic_fetch_add(&ntails, 1);
+		}
+		unlock();
+	}
+out:
+	t->slab_pos = t->slab_end = NULL;
+}
+
+static void gone_key_create(void)
+{
+	gone_key_ok = pthread_key_create(&gone_key, thread_gone) == 0;
+}
+
+/* t is the calling thread's own state: give its slab back when it ends. */
+static void keep_track(struct mt_thread *t)
+{
+	pthread_once(&gone_once, gone_key_create);
+	if (gone_key_ok && pthread_setspecific(gone_key, t) == 0)
+		t->keyed = 1;
+}
+
+static unsigned char *put_u(unsigned char *q, uint64_t v)
+{
+	while (v >= 0x80) {
+		*q++ = (unsigned char)(v | 0x80);
+		v >>= 7;
+	}
+	*q++ = (unsigned char)v;
+	return q;
+}
+
+/* zigzag(a - b): small differences either way give small numbers. */
+static unsigned char *put_zz(unsigned char *q, uint64_t a, uint64_t b)
+{
+	int64_t d = (int64_t)(a - b);
+
+	return put_u(q, ((uint64_t)d << 1) ^ (uint64_t)(d >> 63));
+}
+
+void mt_write_event(struct mt_thread *t, int cls, int kind, int device, int api, uint64_t time,
+		    uint64_t addr, uint64_t bytes, uint32_t stack, int result, const uint64_t *x)
+{
+	struct mt_compact_state *c = &t->c;
+	uint32_t kda = (uint8_t)kind | (uint32_t)(uint8_t)device << 8 | (uint32_t)(uint16_t)api << 16;
+	unsigned tag = (unsigned)cls;
+	unsigned char *r, *q;
+
+	if (MT_UNLIKELY(!mt_writer_ready(t, time)))
+		return;
+	if (MT_UNLIKELY(!t->keyed) && cls != MT_CT_FW)
+		keep_track(t);
+	if (MT_UNLIKELY(!t->slab_pos || t->slab_end - t->slab_pos < MT_COMPACT_MAX) &&
+	    new_slab(t, time, MT_COMPACT_MAX) != 0)
+		return;
+	r = (unsigned char *)t->slab_pos;
+	q = put_zz(r + 2, time, c->time);
+	q = put_zz(q, addr, c->addr);
+	c->time = time;
+	c->addr = addr;
+	if (kda == c->kda[cls]) {
+		tag |= MT_CT_SAME_KDA;
+	} else {
+		*q++ = (uint8_t)kind;
+		*q++ = (uint8_t)device;
+		q = put_u(q, (uint16_t)api);
+		c->kda[cls] = kda;
+	}
+	if (bytes)
+		q = put_u(q, bytes);
+	else
+		tag |= MT_CT_BYTES0;
+	if (stack == c->stack[cls]) {
+		tag |= MT_CT_SAME_STACK;
+	} else {
+		q = put_u(q, stack);
+		c->stack[cls] = stack;
+	}
+	if ((uint16_t)result) {
+		tag |= MT_CT_RESULT;
+		q = put_u(q, (uint16_t)result);
+	}
+	if (x) {
+		tag |= MT_CT_EX;
+		if (x[0] == c->x1 && x[1] == c->x2) {
+			tag |= MT_CT_SAME_X;
+		} else {
+			q = put_u(q, x[0]);
+			q = put_u(q, x[1]);
+			c->x1 = x[0];
+			c->x2 = x[1];
+		}
+	}
+	r[1] = (unsigned char)tag;
+	t->slab_pos = (char *)q;
+	__atomic_store_n(r, (unsigned char)(MT_COMPACT | (unsigned)(q - r - 1)), __ATOMIC_RELEASE);
 }
 
 /* The child of fork: none of the parent's file is ours. */
@@ -334,6 +522,7 @@ void mt_writer_fork_child(void)
 	fd = -1;
 	path[0] = 0;
 	atomic_store(&next_slab, 0);
+	atomic_store(&ntails, 0);
 	atomic_fetch_add(&mt_writer_epoch_now, 1);
 	if (atomic_load(&mt_writer_state) != W_DISABLED)
 		atomic_store(&mt_writer_state, W_CLOSED);
@@ -358,7 +547,11 @@ static int slab_settled(const struct mt_thread *t)
 		const struct mt_head *h = (const struct mt_head *)p;
 		uint32_t size;
 
-		if (h->type == 0)
+		if (h->type & MT_COMPACT) {
+			p += 1 + (h->type & 0x7f);
+			continue;
+		}
+		if (h->type == 0 || ((uintptr_t)p & 7))
 			return 0;
 		size = h->size8 ? h->size8 * 8u : ((const struct mt_long_head *)p)->size;
 		if (size == 0 || size > (uint64_t)(t->slab_pos - p))
@@ -381,7 +574,7 @@ static void write_exit(struct mt_thread *t, int how, int status)
 		t->tid = (uint32_t)syscall(SYS_gettid);
 		t->slab_pos = t->slab_end = NULL;
 	}
-	if (!t->slab_pos || !slab_settled(t) || (size_t)(t->slab_end - t->slab_pos) < sizeof *x ||
+	if (!t->slab_pos || !slab_settled(t) || (size_t)(t->slab_end - t->slab_pos) < sizeof *x + 8 ||
 	    now < t->time_base || now - t->time_base > UINT32_MAX) {
 		uint64_t k = atomic_fetch_add(&next_slab, 1), w = k / MT_WINDOW_SLABS;
 
@@ -390,6 +583,7 @@ static void write_exit(struct mt_thread *t, int how, int status)
 				return;
 		own_slab(t, atomic_load(&windows[w]), k, now);
 	}
+	align8(t);
 	x = (struct mt_exit *)t->slab_pos;
 	x->time_delta = (uint32_t)(now - t->time_base);
 	x->status = status;

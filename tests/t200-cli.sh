@@ -73,7 +73,7 @@ expect 1 "memtrace: 'header.bin': truncated trace header (36 of 64 bytes)" "dump
 # version 7
 { printf 'MEMTRACE\007\000\000\000\100\000\000\000\000\000\001\000'; head -c 48 /dev/zero; } >newer.bin
 mt dump newer.bin
-expect 1 "memtrace: 'newer.bin': trace format 7 is newer than this memtrace (reads up to 1)" "dump of a newer format"
+expect 1 "memtrace: 'newer.bin': trace format 7 is newer than this memtrace (reads up to 2)" "dump of a newer format"
 { printf 'MEMTRACE\001\000\000\000\000\020\000\000\000\060\000\000'; head -c 48 /dev/zero; } >slab.bin
 mt dump slab.bin
 expect 1 "memtrace: 'slab.bin': bad slab size 12288 (a power of two from 4096 to 16777216 expected)" "dump of a bad slab size"

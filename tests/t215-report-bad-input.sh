@@ -13,7 +13,7 @@ cd "$T" || exit 1
 : >empty.bin
 printf 'NOTATRACE-NOTATRACE-NOTATRACE-NOTATRACE-NOTATRACE-NOTATRACE-NOTATRACE' >magic.bin
 head -c 40 s.bin >short.bin
-cp s.bin v2.bin && printf '\002' | dd of=v2.bin bs=1 seek=8 conv=notrunc 2>/dev/null
+cp s.bin v3.bin && printf '\003' | dd of=v3.bin bs=1 seek=8 conv=notrunc 2>/dev/null
 cp s.bin bad.bin && printf '\377' | dd of=bad.bin bs=1 seek=$((4096 + 16 + 1)) conv=notrunc 2>/dev/null
 head -c 2000 s.bin >hdr.bin
 
@@ -34,7 +34,7 @@ refused() { # FILE MESSAGE
 refused empty.bin "memtrace: 'empty.bin': empty file, not a memtrace trace"
 refused magic.bin "memtrace: 'magic.bin': not a memtrace trace (bad magic)"
 refused short.bin "memtrace: 'short.bin': truncated trace header (40 of 64 bytes)"
-refused v2.bin "memtrace: 'v2.bin': trace format 2 is newer than this memtrace (reads up to 1)"
+refused v3.bin "memtrace: 'v3.bin': trace format 3 is newer than this memtrace (reads up to 2)"
 refused bad.bin "memtrace: 'bad.bin': corrupt process record at offset 0x1010: short size encoding"
 # one bad file among good ones refuses the run
 "$MEMTRACE" report s.bin bad.bin >out 2>err

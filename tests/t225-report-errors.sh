@@ -4,7 +4,7 @@
 # driver's CUDA_ERROR_OUT_OF_MEMORY inside it is the runtime's to report:
 # one event, recorded at the runtime level); drv-rep-oom's cuMemAlloc_v2 of
 # 1 PiB returns CUDA_ERROR_OUT_OF_MEMORY; a code in neither table (the
-# first trace with its result poked to 12345) is "unknown error (12345)".
+# first trace with its result poked to 99) is "unknown error (99)".
 # Text, JSON and the database's cuda_errors table say the same.
 . "$(dirname "$0")/lib.sh"
 
@@ -48,27 +48,29 @@ expect_eq "$(jnum error drv.bin.fail) $(jnum error_name drv.bin.fail) $(jnum err
 	'2 "CUDA_ERROR_OUT_OF_MEMORY" "driver"' "driver: JSON"
 expect_eq "$(named drv.bin.db)" "1|cuMemAlloc_v2|1125899906842624|2|CUDA_ERROR_OUT_OF_MEMORY" "driver: database"
 
-# --- an unknown code: the result field (byte 30 of the 32-byte event) of
-# the one event with addr 0 and bytes 2^50
+# --- an unknown code: the result of the one event with bytes 2^50, a
+# compact record (format 2): its bytes are the varint 80 80 80 80 80 80 80
+# 02, then its stack id (one byte: a new call site), then its result
+# (cudaErrorMemoryAllocation, one byte 02), made 99 (no code has it)
 off=$(od -An -v -tu1 -w1 rt.bin | awk '{ b[NR - 1] = $1 + 0 } END {
-	for (i = 0; i + 24 <= NR; i++) {
-		ok = 1
-		for (k = 0; k < 16 && ok; k++)
-			if (b[i + k] != (k == 14 ? 4 : 0))
+	for (i = 0; i + 10 <= NR; i++) {
+		ok = b[i + 7] == 2
+		for (k = 0; k < 7 && ok; k++)
+			if (b[i + k] != 128)
 				ok = 0
-		if (ok) { at = i + 22; n++ }
+		if (ok && b[i + 9] == 2) { at = i + 9; n++ }
 	}
 	if (n == 1) print at }')
 [ -n "$off" ] || fail "cannot find the failed event in rt.bin"
 cp rt.bin unk.bin
-printf '\071\060' | dd of=unk.bin bs=1 seek="$off" conv=notrunc 2>/dev/null    # 12345 = 0x3039
+printf '\143' | dd of=unk.bin bs=1 seek="$off" conv=notrunc 2>/dev/null    # 99
 "$MEMTRACE" dump unk.bin >unk.dump || fail "dump of unk.bin failed"
-expect_eq "$(count ' result=12345\(runtime\) ' unk.dump)" 1 "unknown: the poked event"
+expect_eq "$(count ' result=99\(runtime\) ' unk.dump)" 1 "unknown: the poked event"
 report unk.bin
-expect_eq "$(grep -c 'cudaMalloc of 1.00 PiB on device 0: unknown error (12345)$' unk.bin.txt)" 1 "unknown: text"
+expect_eq "$(grep -c 'cudaMalloc of 1.00 PiB on device 0: unknown error (99)$' unk.bin.txt)" 1 "unknown: text"
 expect_eq "$(jnum error unk.bin.fail) $(jnum error_name unk.bin.fail) $(jnum error_api unk.bin.fail)" \
-	'12345 null "runtime"' "unknown: JSON"
-expect_eq "$(named unk.bin.db)" "10|cudaMalloc|1125899906842624|12345|" "unknown: database"
+	'99 null "runtime"' "unknown: JSON"
+expect_eq "$(named unk.bin.db)" "10|cudaMalloc|1125899906842624|99|" "unknown: database"
 
 # --- the table: every code of both lists, once per API
 list=$ROOT/analyze/model/cuda-errors-list.h

@@ -63,10 +63,10 @@ cp good.bin magic.bin; poke magic.bin 0 'memtrace'
 refused 1 "memtrace: 'magic.bin': not a memtrace trace (bad magic)" magic.bin
 head -c 63 good.bin >header.bin
 refused 1 "memtrace: 'header.bin': truncated trace header (63 of 64 bytes)" header.bin
-cp good.bin newer.bin; poke newer.bin 8 '\002'
-refused 1 "memtrace: 'newer.bin': trace format 2 is newer than this memtrace (reads up to 1)" newer.bin
+cp good.bin newer.bin; poke newer.bin 8 '\003'
+refused 1 "memtrace: 'newer.bin': trace format 3 is newer than this memtrace (reads up to 2)" newer.bin
 cp good.bin newest.bin; poke newest.bin 8 '\377\377\377\377'
-refused 1 "memtrace: 'newest.bin': trace format 4294967295 is newer than this memtrace (reads up to 1)" newest.bin
+refused 1 "memtrace: 'newest.bin': trace format 4294967295 is newer than this memtrace (reads up to 2)" newest.bin
 cp good.bin v0.bin; poke v0.bin 8 '\000'
 refused 1 "memtrace: 'v0.bin': bad trace format version 0" v0.bin
 cp good.bin hsize.bin; poke hsize.bin 12 '\001\020\000\000'
@@ -83,7 +83,8 @@ cp good.bin strings.bin; poke strings.bin $((P + 28)) '\377\377'
 # 40 fixed bytes + hostname 65535 + exe (u16 at +30) + command line (u32 at +32)
 need=$((40 + 65535 + $(od -An -tu2 -j $((P + 30)) -N 2 good.bin) + $(od -An -tu4 -j $((P + 32)) -N 4 good.bin)))
 refused 1 "memtrace: 'strings.bin': corrupt process record at offset 0x10010: strings need $need bytes, the record has $PSIZE" strings.bin
-cp good.bin type0.bin; poke type0.bin $P '\000\017'
+# (format 1: in format 2 a zero first byte ends the slab's records)
+cp good.bin type0.bin; poke type0.bin 8 '\001'; poke type0.bin $P '\000\017'
 refused 1 "memtrace: 'type0.bin': corrupt record at offset 0x10010: type 0" type0.bin
 cp good.bin short.bin; poke short.bin $P '\001\017'
 refused 1 "memtrace: 'short.bin': corrupt process record at offset 0x10010: short size encoding" short.bin
@@ -98,7 +99,7 @@ loads "memtrace: warning: 'cut.bin': truncated: the last slab has 100 of 65536 b
 head -c 1000 good.bin >cuthdr.bin
 loads "memtrace: warning: 'cuthdr.bin': truncated before the first slab (1000 of 65536 header bytes); no records" cuthdr.bin
 mt dump cuthdr.bin
-expect_eq "$(cat out)" "# trace 'cuthdr.bin': format 1.2, pid $(od -An -tu4 -j 20 -N 4 good.bin | tr -d ' '), slab 65536, 0 records" "dump of a trace cut before its first slab"
+expect_eq "$(cat out)" "# trace 'cuthdr.bin': format 2, pid $(od -An -tu4 -j 20 -N 4 good.bin | tr -d ' '), slab 65536, 0 records" "dump of a trace cut before its first slab"
 
 # bad arguments, every subcommand: one line, status 2, nothing on stdout
 usage() { # LINE ARGS...

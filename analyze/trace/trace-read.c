@@ -104,6 +104,7 @@ static int type_rule(unsigned type, uint32_t *min, int *is_long)
 		[MT_REC_FW_EVENT] = { sizeof(struct mt_fw_event), 0 },
 		[MT_REC_FW_STACK] = { sizeof(struct mt_fw_stack), 1 },
 		[MT_REC_FW_INFO] = { sizeof(struct mt_fw_info), 1 },
+		[MT_REC_OWNER] = { sizeof(struct mt_owner), 0 },
 	};
 
 	if (type == 0 || type >= sizeof(rules) / sizeof(rules[0]))
@@ -314,6 +315,132 @@ void trace_slab_iter_more(struct trace_slab_iter *it, size_t avail)
 		it->avail = avail;
 }
 
+/* A LEB128 varint of at most 64 bits from *q, before end; -1 if bad. */
+static int get_u(const unsigned char **q, const unsigned char *end, uint64_t *v)
+{
+	uint64_t r = 0;
+
+	for (unsigned sh = 0; *q < end && sh < 64; sh += 7) {
+		unsigned char b = *(*q)++;
+
+		if (sh == 63 && b > 1)
+			return -1;
+		r |= (uint64_t)(b & 0x7f) << sh;
+		if (!(b & 0x80)) {
+			*v = r;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static uint64_t unzigzag(uint64_t v)
+{
+	return (v >> 1) ^ (0 - (v & 1));
+}
+
+/*
+ * Decodes the compact event q..end (its body, tag first) into it->dec and
+ * rec: 1, 0 for a reserved class (skipped), -1 if malformed (what in *why).
+ * The state moves on only for a good record.
+ */
+static int decode_compact(struct trace_slab_iter *it, const unsigned char *q,
+			  const unsigned char *end, struct trace_rec *rec, const char **why)
+{
+	struct mt_compact_state *c = &it->c;
+	unsigned tag = *q++, cls = tag & MT_CT_CLASS;
+	uint64_t dt, da, api = 0, bytes = 0, stack, result = 0, x1 = 0, x2 = 0, time;
+	uint32_t kda;
+
+	if (cls == 3)
+		return 0;
+	*why = "bad varint";
+	if (get_u(&q, end, &dt) < 0 || get_u(&q, end, &da) < 0)
+		return -1;
+	if (tag & MT_CT_SAME_KDA) {
+		kda = c->kda[cls];
+	} else {
+		if (end - q < 2)
+			return -1;
+		kda = q[0] | (uint32_t)q[1] << 8;
+		q += 2;
+		if (get_u(&q, end, &api) < 0)
+			return -1;
+		*why = "api out of range";
+		if (api > UINT16_MAX)
+			return -1;
+		kda |= (uint32_t)api << 16;
+	}
+	*why = "bad varint";
+	if (!(tag & MT_CT_BYTES0) && get_u(&q, end, &bytes) < 0)
+		return -1;
+	stack = c->stack[cls];
+	if (!(tag & MT_CT_SAME_STACK) && get_u(&q, end, &stack) < 0)
+		return -1;
+	if ((tag & MT_CT_RESULT) && get_u(&q, end, &result) < 0)
+		return -1;
+	if ((tag & MT_CT_EX) && (tag & MT_CT_SAME_X)) {
+		x1 = c->x1;
+		x2 = c->x2;
+	} else if ((tag & MT_CT_EX) && (get_u(&q, end, &x1) < 0 || get_u(&q, end, &x2) < 0)) {
+		return -1;
+	}
+	*why = "a field out of range";
+	if (stack > UINT32_MAX || result > UINT16_MAX || (cls == MT_CT_FW && (api || result)))
+		return -1;
+	*why = "bytes after its fields";
+	if (q != end)
+		return -1;
+	*why = "action 0";
+	if (cls == MT_CT_FW && !(kda & 0xff))
+		return -1;
+
+	time = c->time + unzigzag(dt);
+	c->time = time;
+	c->addr += unzigzag(da);
+	c->kda[cls] = kda;
+	c->stack[cls] = (uint32_t)stack;
+	if ((tag & MT_CT_EX) && !(tag & MT_CT_SAME_X)) {
+		c->x1 = x1;
+		c->x2 = x2;
+	}
+	memset(&it->dec, 0, sizeof(it->dec));
+	if (cls == MT_CT_FW) {
+		struct mt_fw_event *e = &it->dec.fw;
+
+		e->h = (struct mt_head){ MT_REC_FW_EVENT, sizeof(*e) / 8, (uint8_t)kda,
+					 (int8_t)(kda >> 8) };
+		e->time_delta = (uint32_t)(time - it->base);
+		e->addr = c->addr;
+		e->size = bytes;
+		e->stream = x1;
+		e->x = x2;
+		e->stack_id = (uint32_t)stack;
+		rec->size = sizeof(*e);
+	} else {
+		struct mt_event *e = &it->dec.ev.e;
+		uint8_t type = (cls == MT_CT_FREE ? MT_REC_FREE : MT_REC_ALLOC) +
+			       (tag & MT_CT_EX ? 2 : 0);
+
+		rec->size = tag & MT_CT_EX ? sizeof(struct mt_event_ex) : sizeof(struct mt_event);
+		e->h = (struct mt_head){ type, (uint8_t)(rec->size / 8), (uint8_t)kda,
+					 (int8_t)(kda >> 8) };
+		e->time_delta = (uint32_t)(time - it->base);
+		e->addr = c->addr;
+		e->bytes = bytes;
+		e->stack_id = (uint32_t)stack;
+		e->api = (uint16_t)(kda >> 16);
+		e->result = (uint16_t)result;
+		it->dec.ev.x1 = x1;
+		it->dec.ev.x2 = x2;
+	}
+	rec->p = &it->dec;
+	rec->type = it->dec.ev.e.h.type;
+	rec->tid = it->tid;
+	rec->time_ns = time;
+	return 1;
+}
+
 /* The next record of the slab: see trace-read.h. */
 int trace_slab_iter_next(struct trace_slab_iter *it, struct trace_rec *rec)
 {
@@ -325,6 +452,7 @@ int trace_slab_iter_next(struct trace_slab_iter *it, struct trace_rec *rec)
 	int is_long;
 
 	it->zero = 0;
+	it->decoded = 0;
 	if (it->pos == 0) {
 		const struct mt_slab_header *sh = (const void *)it->slab;
 
@@ -333,11 +461,60 @@ int trace_slab_iter_next(struct trace_slab_iter *it, struct trace_rec *rec)
 			return 0;
 		it->tid = sh->tid;
 		it->base = sh->time_base;
+		mt_compact_reset(&it->c, it->base);
 		it->pos = sizeof(*sh);
 	}
-	off = it->pos;
-	fo = it->file_off + off;
-	p = it->slab + off;
+	for (;;) {
+		unsigned b;
+
+		off = it->pos;
+		fo = it->file_off + off;
+		p = it->slab + off;
+		if (off + 1 > it->avail)
+			return 0;
+		if (it->version < 2)
+			break;
+		b = __atomic_load_n(p, __ATOMIC_ACQUIRE);
+		if (b == 0) {
+			it->zero = 1;   /* in format 2 the first byte is enough */
+			return 0;
+		}
+		if (b < MT_COMPACT)
+			break;
+		/* a compact record (format 2), or padding */
+		size = 1 + (b & 0x7f);
+		if (off + size > it->avail) {
+			if (!ss || off + size <= ss)
+				return 0;
+			set_err(it->err, sizeof(it->err),
+				"corrupt compact record at offset %#llx: size %llu runs past the slab end",
+				(unsigned long long)fo, (unsigned long long)size);
+			return -1;
+		}
+		it->pos = off + size;
+		if (size > 1) {
+			const char *why = "";
+			int r = decode_compact(it, p + 1, p + size, rec, &why);
+
+			if (r < 0) {
+				set_err(it->err, sizeof(it->err),
+					"corrupt compact record at offset %#llx: %s",
+					(unsigned long long)fo, why);
+				it->pos = off;
+				return -1;
+			}
+			if (r > 0) {
+				rec->offset = fo;
+				it->decoded = 1;
+				return 1;
+			}
+		}
+	}
+	if (off & 7) {
+		set_err(it->err, sizeof(it->err), "corrupt record at offset %#llx: not 8-byte aligned",
+			(unsigned long long)fo);
+		return -1;
+	}
 	if (off + sizeof(h) > it->avail)
 		return 0;
 	word = __atomic_load_n((const uint32_t *)p, __ATOMIC_ACQUIRE);
@@ -398,6 +575,11 @@ int trace_slab_iter_next(struct trace_slab_iter *it, struct trace_rec *rec)
 
 	if (h.type == MT_REC_TIMEBASE)
 		it->base = ((const struct mt_timebase *)p)->time_base;
+	if (h.type == MT_REC_OWNER) {
+		it->tid = ((const struct mt_owner *)p)->tid;
+		it->base = ((const struct mt_owner *)p)->time_base;
+		mt_compact_reset(&it->c, it->base);
+	}
 	rec->p = p;
 	rec->size = (uint32_t)size;
 	rec->type = h.type;
@@ -653,7 +835,8 @@ static struct trace *validate(struct trace *t, char *err, size_t errlen)
 	else
 		t->stats.cut_bytes = (t->size - t->header_size) % t->slab_size;
 	t->stats.truncated = t->size < t->header_size || t->stats.cut_bytes;
-	t->exit.promised = ((const struct mt_file_header *)t->map)->version_minor >= 1;
+	t->exit.promised = ((const struct mt_file_header *)t->map)->version >= 2 ||
+			   ((const struct mt_file_header *)t->map)->version_minor >= 1;
 	trace_release(t, 0, t->size);
 	return t;
 }
@@ -798,6 +981,17 @@ int trace_next(struct trace_iter *it, struct trace_rec *rec)
 int trace_next_in_slab(struct trace_iter *it, struct trace_rec *rec)
 {
 	return walk(it, rec, NULL, 1) == 1;
+}
+
+void trace_slab_rec_rebind(struct trace_rec *rec, const struct trace_slab_iter *it)
+{
+	if (it->decoded)
+		rec->p = &it->dec;
+}
+
+void trace_rec_rebind(struct trace_rec *rec, const struct trace_iter *it)
+{
+	trace_slab_rec_rebind(rec, &it->si);
 }
 
 void trace_slab_done(const struct trace *t, const struct trace_rec *rec)
@@ -983,6 +1177,7 @@ const char *trace_type_name(unsigned type)
 		[MT_REC_NOTE] = "note", [MT_REC_PYCODE] = "pycode", [MT_REC_SHM] = "shm",
 		[MT_REC_EXIT] = "exit", [MT_REC_FW_EVENT] = "fw_event",
 		[MT_REC_FW_STACK] = "fw_stack", [MT_REC_FW_INFO] = "fw_info",
+		[MT_REC_OWNER] = "owner",
 	};
 
 	return type < sizeof(names) / sizeof(names[0]) ? names[type] : NULL;

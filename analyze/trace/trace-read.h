@@ -15,6 +15,13 @@
  * loads what is before the cut. Both are counted and described by
  * trace_warning().
  *
+ * Compact records (format 2) are handed out decoded, as the classic
+ * record they stand for (an ALLOC, FREE, ALLOC_EX, FREE_EX or FW_EVENT
+ * with its time_delta from the slab's time base cut to 32 bits: use
+ * rec->time_ns): rec->p then points into the iterator that gave it, valid
+ * until its next call, and moves with it: a copy of the iterator and the
+ * record together makes the record's p valid again with trace_rec_rebind().
+ *
  * Records come in file order: slab by slab, each slab in time order. Slabs
  * of different threads interleave, so a consumer that needs global time
  * order sorts by rec->time_ns.
@@ -90,7 +97,14 @@ struct trace_slab_iter {
 	uint32_t tid;
 	uint64_t base;              /* current time base */
 	int zero;                   /* the last 0 came from a zero head */
-	char err[200];              /* after -1: what is wrong, without the
+	int decoded;                /* the last record is in dec: a compact
+	                               record decoded (format 2) */
+	struct mt_compact_state c;  /* what compact records count from */
+	union {
+		struct mt_event_ex ev;
+		struct mt_fw_event fw;
+	} dec;
+	char err[160];              /* after -1: what is wrong, without the
 	                               file's name */
 };
 
@@ -172,6 +186,12 @@ int trace_next(struct trace_iter *it, struct trace_rec *rec);
  */
 int trace_next_in_slab(struct trace_iter *it, struct trace_rec *rec);
 void trace_slab_done(const struct trace *t, const struct trace_rec *rec);
+/*
+ * rec is the last record it gave, both copied elsewhere since (a cursor
+ * that moved): points rec->p at its decoded copy inside it again, if the
+ * record is one; records in the file are left as they are.
+ */
+void trace_rec_rebind(struct trace_rec *rec, const struct trace_iter *it);
 
 /*
  * The slab walker. slab points at a slab's first byte (its struct
@@ -189,6 +209,8 @@ void trace_slab_done(const struct trace *t, const struct trace_rec *rec);
 void trace_slab_iter_init(struct trace_slab_iter *it, const void *slab, size_t avail,
 			  uint32_t version_major);
 int trace_slab_iter_next(struct trace_slab_iter *it, struct trace_rec *rec);
+/* The same for a record trace_slab_iter_next() last gave it. */
+void trace_slab_rec_rebind(struct trace_rec *rec, const struct trace_slab_iter *it);
 void trace_slab_iter_more(struct trace_slab_iter *it, size_t avail);
 
 /* The variable parts of long records handed out by trace_next(). */

@@ -38,6 +38,37 @@
  *   1.2  framework records may be present (MT_REC_FW_EVENT, MT_REC_FW_STACK,
  *        MT_REC_FW_INFO): a framework's own allocator, seen through
  *        include/memtrace/framework.h
+ *   2.0  compact event records (below) and slabs with several owners in
+ *        turn (MT_REC_OWNER); the promises of 1.1 and 1.2 hold
+ *
+ * Compact records (format 2). A byte b >= 0x80 where a record starts is a
+ * compact record: its body is the (b & 0x7f) bytes after b, and b is
+ * stored last (a one-byte release store), so a compact record is byte
+ * granular and needs no alignment. b == 0x80 (no body) is one byte of
+ * padding. Classic records (type < 0x80) keep their 8-byte heads and start
+ * on 8-byte offsets: a writer pads to the next one with 0x80 bytes first.
+ * A zero byte where a record starts (aligned or not) ends the slab's
+ * records, as a zero head does in format 1. Readers of format 1 traces see
+ * no compact records (there, every record is classic).
+ *
+ * A compact event: a tag byte (enum mt_compact_tag), then LEB128 varints:
+ *   time   zigzag(time - previous time)
+ *   addr   zigzag(addr - previous addr)
+ *   kind (one byte), device (one byte, int8_t), api    unless SAME_KDA
+ *   bytes                                              unless BYTES0
+ *   stack id                                           unless SAME_STACK
+ *   result                                             if RESULT
+ *   x1, x2                                             if EX, unless SAME_X
+ * "previous" is the state of struct mt_compact_state: per slab (and per
+ * owner of a slab), so each slab decodes on its own; time starts at the
+ * slab's (or owner's) time base, everything else at zero, and the kind /
+ * device / api and stack are remembered per class (alloc, free, fw), the
+ * others across classes. Fields left out are the previous value (0 for
+ * bytes and result). Classic records keep their own time_delta from the
+ * slab's time base; compact ones need no MT_REC_TIMEBASE.
+ * A class-2 (fw) compact event is an MT_REC_FW_EVENT: kind = action,
+ * bytes = size, x1 = stream, x2 = x, api and result 0. A class-3 compact
+ * record is reserved: readers skip it.
  *
  * All integers are little-endian (the recorder runs on x86-64 and aarch64
  * Linux; both are little-endian). All times are CLOCK_MONOTONIC nanoseconds.
@@ -49,8 +80,8 @@
 #include <stdint.h>
 
 #define MT_MAGIC "MEMTRACE"        /* 8 bytes, no terminating NUL on disk */
-#define MT_FORMAT_VERSION 1        /* bump on any incompatible layout change */
-#define MT_FORMAT_MINOR 2          /* bump when writers promise more (above) */
+#define MT_FORMAT_VERSION 2        /* bump on any incompatible layout change */
+#define MT_FORMAT_MINOR 0          /* bump when writers promise more (above) */
 #define MT_FILE_HEADER_SIZE 64
 #define MT_SLAB_SIZE (64 * 1024)   /* power of two; records never cross it */
 #define MT_SLAB_MAGIC 0x424c534du  /* "MSLB" little-endian */
@@ -102,7 +133,42 @@ enum mt_record_type {
 	MT_REC_FW_EVENT = 16,       /* 56 B: a framework allocator event (1.2) */
 	MT_REC_FW_STACK = 17,       /* long: an interned framework stack (1.2) */
 	MT_REC_FW_INFO = 18,        /* long: a note about the framework (1.2) */
+	MT_REC_OWNER = 19,          /* 16 B: a new owner of the slab (2.0) */
 };
+
+/* A compact record's first byte (format 2.0): 0x80 | body length. */
+#define MT_COMPACT 0x80u
+#define MT_COMPACT_MAX 72          /* largest compact record a writer makes */
+
+/* The tag byte of a compact event: its class in the low two bits. */
+enum mt_compact_tag {
+	MT_CT_ALLOC = 0,            /* an MT_REC_ALLOC(_EX) */
+	MT_CT_FREE = 1,             /* an MT_REC_FREE(_EX) */
+	MT_CT_FW = 2,               /* an MT_REC_FW_EVENT */
+	MT_CT_CLASS = 3,            /* mask; class 3 is reserved */
+	MT_CT_EX = 1 << 2,          /* x1, x2 (an _EX event; a FW event's
+	                               stream and x) */
+	MT_CT_SAME_KDA = 1 << 3,    /* kind, device, api as the class's last */
+	MT_CT_SAME_STACK = 1 << 4,  /* stack id as the class's last */
+	MT_CT_RESULT = 1 << 5,      /* a result follows (else 0) */
+	MT_CT_BYTES0 = 1 << 6,      /* bytes is 0 (else it follows) */
+	MT_CT_SAME_X = 1 << 7,      /* x1 and x2 as the last EX event's */
+};
+
+/* What compact events count from: reset at each slab and owner start. */
+struct mt_compact_state {
+	uint64_t time;              /* the last compact event's time, at first
+	                               the slab's (owner's) time base */
+	uint64_t addr, x1, x2;
+	uint32_t kda[3];            /* kind | device << 8 | api << 16, per
+	                               class; 0 at first */
+	uint32_t stack[3];          /* per class */
+};
+
+static inline void mt_compact_reset(struct mt_compact_state *c, uint64_t time_base)
+{
+	*c = (struct mt_compact_state){ .time = time_base };
+}
 
 /* The head of every record; stored last, as one 32-bit release store. */
 struct mt_head {
@@ -197,6 +263,19 @@ struct mt_meminfo {
 struct mt_timebase {
 	struct mt_head h;
 	uint32_t pad;
+	uint64_t time_base;
+};
+
+/*
+ * MT_REC_OWNER (16 bytes, format 2.0): the rest of this slab belongs to
+ * thread tid, from time_base on: a thread that ended gave its slab's tail
+ * back and another took it over. Records after it are tid's, classic times
+ * count from time_base, and compact state starts over as at a slab start.
+ * Each owner's records are after the previous owner's in time.
+ */
+struct mt_owner {
+	struct mt_head h;
+	uint32_t tid;
 	uint64_t time_base;
 };
 

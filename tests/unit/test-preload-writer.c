@@ -7,6 +7,7 @@
  * (and what a batch of them costs).
  */
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -33,25 +34,115 @@ static void load(const char *path)
 	close(fd);
 }
 
-/* Calls fn for every record of every slab, in file order. */
+/*
+ * An independent reading of format 2's compact events (docs/trace-format.md)
+ * into the classic event they stand for; time_delta is left 0 and the
+ * absolute time goes to *time. Returns 0, or -1 when the body is malformed.
+ */
+struct cstate { uint64_t time, addr, x1, x2; uint32_t kda[3], stack[3]; };
+static uint32_t cur_tid;                /* the owner of the record walked */
+
+static uint64_t uvar(const unsigned char **q)
+{
+	uint64_t v = 0;
+	for (int sh = 0;; sh += 7) {
+		unsigned char b = *(*q)++;
+		v |= (uint64_t)(b & 0x7f) << sh;
+		if (!(b & 0x80))
+			return v;
+	}
+}
+
+static uint64_t zvar(const unsigned char **q)
+{
+	uint64_t v = uvar(q);
+	return (v >> 1) ^ (0 - (v & 1));
+}
+
+static int decode(const unsigned char *q, const unsigned char *end, struct cstate *c,
+		  struct mt_event_ex *ev, uint64_t *time)
+{
+	unsigned tag = *q++, cls = tag & 3;
+	uint32_t kda;
+
+	memset(ev, 0, sizeof *ev);
+	c->time += zvar(&q);
+	c->addr += zvar(&q);
+	if (!(tag & MT_CT_SAME_KDA)) {
+		kda = q[0] | (uint32_t)q[1] << 8;
+		q += 2;
+		kda |= (uint32_t)uvar(&q) << 16;
+		c->kda[cls] = kda;
+	}
+	kda = c->kda[cls];
+	ev->e.bytes = tag & MT_CT_BYTES0 ? 0 : uvar(&q);
+	if (!(tag & MT_CT_SAME_STACK))
+		c->stack[cls] = (uint32_t)uvar(&q);
+	ev->e.result = tag & MT_CT_RESULT ? (uint16_t)uvar(&q) : 0;
+	if ((tag & MT_CT_EX) && !(tag & MT_CT_SAME_X)) {
+		c->x1 = uvar(&q);
+		c->x2 = uvar(&q);
+	}
+	if (tag & MT_CT_EX) {
+		ev->x1 = c->x1;
+		ev->x2 = c->x2;
+	}
+	ev->e.h.type = (uint8_t)((cls == 1 ? MT_REC_FREE : MT_REC_ALLOC) + (tag & MT_CT_EX ? 2 : 0));
+	ev->e.h.size8 = tag & MT_CT_EX ? 6 : 4;
+	ev->e.h.a = (uint8_t)kda;
+	ev->e.h.b = (int8_t)(kda >> 8);
+	ev->e.api = (uint16_t)(kda >> 16);
+	ev->e.addr = c->addr;
+	ev->e.stack_id = c->stack[cls];
+	*time = c->time;
+	return q == end ? 0 : -1;
+}
+
+static int misaligned, malformed;
+
+/* Calls fn for every record of every slab, in file order (compact events
+   decoded: fn gets the classic event with their time as its base). */
 static int walk(void (*fn)(const struct mt_head *, const char *rec, uint64_t base, void *), void *arg)
 {
 	const struct mt_file_header *h = (const void *)file;
 	int slabs = 0;
 	for (size_t off = h->header_size; off + MT_SLAB_SIZE <= file_size; off += MT_SLAB_SIZE) {
 		const struct mt_slab_header *s = (const void *)(file + off);
+		struct cstate c;
 		if (s->magic != MT_SLAB_MAGIC)
 			continue;
 		slabs++;
 		uint64_t base = s->time_base;
 		size_t pos = sizeof *s;
-		while (pos + 8 <= MT_SLAB_SIZE) {
-			const struct mt_head *hd = (const void *)(file + off + pos);
-			if (hd->type == 0)
+		memset(&c, 0, sizeof c);
+		c.time = base;
+		cur_tid = s->tid;
+		while (pos < MT_SLAB_SIZE) {
+			const unsigned char *b = (const unsigned char *)file + off + pos;
+			if (*b == 0)
 				break;
+			if (*b & 0x80) {
+				struct mt_event_ex ev;
+				uint64_t time;
+				size_t len = *b & 0x7fu;
+				if (len) {
+					malformed += decode(b + 1, b + 1 + len, &c, &ev, &time) != 0;
+					fn(&ev.e.h, (const char *)&ev, time, arg);
+				}
+				pos += 1 + len;
+				continue;
+			}
+			misaligned += pos % 8 != 0;
+			const struct mt_head *hd = (const void *)b;
 			size_t size = hd->size8 ? hd->size8 * 8u : ((const struct mt_long_head *)hd)->size;
 			if (hd->type == MT_REC_TIMEBASE)
 				base = ((const struct mt_timebase *)hd)->time_base;
+			if (hd->type == MT_REC_OWNER) {
+				base = ((const struct mt_owner *)hd)->time_base;
+				cur_tid = ((const struct mt_owner *)hd)->tid;
+				memset(&c, 0, sizeof c);
+				c.time = base;
+			}
 			fn(hd, (const char *)hd, base, arg);
 			pos += size;
 		}
@@ -77,7 +168,8 @@ static void count(const struct mt_head *h, const char *rec, uint64_t base, void 
 		t->timebases++;
 	if (h->type == MT_REC_STACK)
 		t->stacks++;
-	if (h->type != MT_REC_FW_EVENT)     /* their slabs may come later in the file */
+	/* FW slabs and other threads' slabs may come later in the file */
+	if (h->type != MT_REC_FW_EVENT && cur_tid == (uint32_t)getpid())
 		t->last_type = h->type;
 	if (h->type == MT_REC_EXIT) {
 		const struct mt_exit *x = (const void *)rec;
@@ -122,6 +214,11 @@ static void fw_count(struct fw_tally *t, uint32_t tid)
 			const struct mt_head *hd = (const void *)(file + off + pos);
 			if (hd->type == 0)
 				break;
+			if (hd->type & 0x80) {      /* a compact event */
+				pos += 1 + (hd->type & 0x7fu);
+				other++;
+				continue;
+			}
 			size_t size = hd->size8 ? hd->size8 * 8u : ((const struct mt_long_head *)hd)->size;
 			if (hd->type == MT_REC_FW_EVENT) {
 				uint64_t time = base + ((const struct mt_fw_event *)hd)->time_delta;
@@ -175,6 +272,87 @@ static __attribute__((noinline)) uint32_t site_b(struct mt_thread *t, int n)
 	return id;
 }
 
+/* --- compact events: round trip, and slab tails of ended threads -------- */
+
+struct want { int cls, kind, device, api; uint64_t time, addr, bytes; uint32_t stack; int result;
+	      int ex; uint64_t x[2]; };
+static struct want wants[16];
+static int nwants;
+static uint64_t rt_base;
+
+struct got { struct mt_event_ex ev; uint64_t time; uint32_t tid; };
+static struct got gots[4096];
+static int ngots, nowners;
+static uint32_t only_tid;
+
+static void collect(const struct mt_head *h, const char *rec, uint64_t base, void *arg)
+{
+	(void)arg;
+	if (h->type == MT_REC_OWNER)
+		nowners++;
+	if (h->type < MT_REC_ALLOC || h->type > MT_REC_FREE_EX || ngots == 4096)
+		return;
+	if (only_tid && cur_tid != only_tid)
+		return;
+	if (!only_tid && ((const struct mt_event *)rec)->stack_id != 9 &&
+	    ((const struct mt_event *)rec)->stack_id != 10)
+		return;     /* only the short threads' */
+	memset(&gots[ngots], 0, sizeof gots[ngots]);
+	memcpy(&gots[ngots].ev, rec, h->type >= MT_REC_ALLOC_EX ? sizeof(struct mt_event_ex) :
+	       sizeof(struct mt_event));
+	gots[ngots].time = base + ((const struct mt_event *)rec)->time_delta;
+	gots[ngots++].tid = cur_tid;
+}
+
+static void *roundtrip_thread(void *arg)
+{
+	struct mt_thread *t = mt_thread();
+	uint64_t now = mt_now();
+
+	*(uint32_t *)arg = (uint32_t)syscall(SYS_gettid);
+	rt_base = now;
+	struct want w[] = {
+		{ MT_CT_ALLOC, MT_KIND_DEVICE | MT_KIND_RUNTIME, 0, MT_API_cudaMalloc, now, 0x7ffff000, 1, 1, 0, 0, { 0, 0 } },
+		/* back in time, address going down, a free without bytes */
+		{ MT_CT_FREE, MT_KIND_DEVICE, -1, MT_API_cuMemFree_v2, now - 1000, 0x1000, 0, 2, 0, 0, { 0, 0 } },
+		/* 2^40 ns later, every field at its largest */
+		{ MT_CT_ALLOC, MT_KIND_ASYNC, 127, 0xffff, now + (1ull << 40), UINT64_MAX, UINT64_MAX,
+		  UINT32_MAX, 0xffff, 1, { UINT64_MAX, 0 } },
+		/* and from there back to 0 */
+		{ MT_CT_ALLOC, MT_KIND_ARRAY | MT_KIND_ESTIMATED | MT_KIND_RUNTIME, -128, 0, now, 0, 0, 0, 2, 0, { 0, 0 } },
+		{ MT_CT_FREE, MT_KIND_VMM_MAP, 3, MT_API_cuMemUnmap, now + 1, 0xdead0000, 1ull << 50, 2, 0, 1, { 1, 2 } },
+		/* the same x1, x2, kind, device, api and stack as the last */
+		{ MT_CT_FREE, MT_KIND_VMM_MAP, 3, MT_API_cuMemUnmap, now + 1, 0xdead0000, 7, 2, 0, 1, { 1, 2 } },
+		{ MT_CT_FREE, MT_KIND_VMM_MAP, 3, MT_API_cuMemUnmap, now + 2, 0xdead0000, 7, 2, 1, 1, { 1, 3 } },
+		/* the first alloc's kind, device, api and stack again */
+		{ MT_CT_ALLOC, MT_KIND_DEVICE | MT_KIND_RUNTIME, 0, MT_API_cudaMalloc, now + 3, 0x7ffff000, 4096, 1, 0, 0, { 0, 0 } },
+	};
+	for (size_t i = 0; i < sizeof w / sizeof w[0]; i++) {
+		if (i == 3)
+			mt_note(t, "a classic record between compact ones");
+		mt_write_event(t, w[i].cls, w[i].kind, w[i].device, w[i].api, w[i].time, w[i].addr,
+			       w[i].bytes, w[i].stack, w[i].result, w[i].ex ? w[i].x : NULL);
+		wants[i] = w[i];
+	}
+	nwants = (int)(sizeof w / sizeof w[0]);
+	return NULL;
+}
+
+static uint32_t short_tids[50];
+
+static void *short_thread(void *arg)
+{
+	struct mt_thread *t = mt_thread();
+	long i = (long)arg;
+
+	short_tids[i] = (uint32_t)syscall(SYS_gettid);
+	mt_write_event(t, MT_CT_ALLOC, MT_KIND_DEVICE, 0, MT_API_cuMemAlloc_v2, mt_now(),
+		       0x5000, 4096 * (uint64_t)(i + 1), 9, 0, NULL);
+	mt_write_event(t, MT_CT_FREE, MT_KIND_DEVICE, -1, MT_API_cuMemFree_v2, mt_now(), 0x5000, 0, 10,
+		       0, NULL);
+	return NULL;
+}
+
 int main(void)
 {
 	char dir[] = "/tmp/memtrace-unit.XXXXXX", path[256];
@@ -209,22 +387,25 @@ int main(void)
 		CHECK_EQ_U64(tally.process, 1);
 		CHECK_EQ_U64(tally.events, 4);
 		CHECK_EQ_U64(tally.bytes_sum, 4096 + 8192 + 100);
-		CHECK_EQ_U64(tally.timebases, 1);
+		/* compact events carry 64-bit time deltas: no time base record */
+		CHECK_EQ_U64(tally.timebases, 0);
 		CHECK_EQ_U64(tally.last_time, now + 5000000000ull);
+		CHECK_EQ_U64(misaligned + malformed, 0);
 		CHECK_EQ_U64(tally.stack_ids[0], 0);
 	}
 
 	TEST("a thread rolls over to new slabs and loses nothing") {
 		struct mt_thread *t = mt_thread();
 		uint64_t now = mt_now();
-		for (int i = 0; i < 5000; i++)
+		for (int i = 0; i < 40000; i++)
 			mt_event(t, MT_REC_ALLOC, MT_KIND_DEVICE, 0, MT_API_cuMemAlloc_v2, now + (uint64_t)i, 0x10000 + (uint64_t)i, 1, 0, NULL);
 		load(path);
 		memset(&tally, 0, sizeof tally);
 		int slabs = walk(count, &tally);
-		CHECK_EQ_U64(tally.events, 5004);
-		/* 5000 x 32 B do not fit in one 64 KiB slab */
-		CHECK(slabs >= 3);
+		CHECK_EQ_U64(tally.events, 40004);
+		/* 40000 x 5 B (length, tag, time +1, addr +1, bytes 1) fill
+		   3 slabs of 65520 bytes and part of a fourth */
+		CHECK_EQ_U64(slabs, 4);
 	}
 
 	TEST("a stack is interned once; another call site gets another id") {
@@ -312,6 +493,71 @@ int main(void)
 		CHECK_EQ_U64(fw.last_time, base + 70);
 	}
 
+	TEST("compact events round-trip every field, extreme values included") {
+		pthread_t th;
+		uint32_t tid = 0;
+		CHECK(pthread_create(&th, NULL, roundtrip_thread, &tid) == 0);
+		pthread_join(th, NULL);
+		load(path);
+		ngots = 0;
+		only_tid = tid;
+		misaligned = malformed = 0;
+		walk(collect, NULL);
+		only_tid = 0;
+		CHECK_EQ_U64(misaligned + malformed, 0);
+		CHECK_EQ_U64(ngots, nwants);
+		for (int i = 0; i < ngots && i < nwants; i++) {
+			const struct mt_event_ex *g = &gots[i].ev;
+			const struct want *w = &wants[i];
+			CHECK_EQ_U64(g->e.h.type, (w->cls == MT_CT_FREE ? MT_REC_FREE : MT_REC_ALLOC) + (w->ex ? 2 : 0));
+			CHECK_EQ_U64(g->e.h.a, (uint8_t)w->kind);
+			CHECK_EQ_U64((uint64_t)(int64_t)g->e.h.b, (uint64_t)(int64_t)w->device);
+			CHECK_EQ_U64(g->e.api, (uint16_t)w->api);
+			CHECK_EQ_U64(gots[i].time, w->time);
+			CHECK_EQ_U64(g->e.addr, w->addr);
+			CHECK_EQ_U64(g->e.bytes, w->bytes);
+			CHECK_EQ_U64(g->e.stack_id, w->stack);
+			CHECK_EQ_U64(g->e.result, (uint16_t)w->result);
+			CHECK_EQ_U64(g->x1, w->ex ? w->x[0] : 0);
+			CHECK_EQ_U64(g->x2, w->ex ? w->x[1] : 0);
+		}
+	}
+
+	TEST("a thread that ended gives its slab's tail to the next one: no record changes thread") {
+		load(path);
+		memset(&tally, 0, sizeof tally);
+		int slabs = walk(count, &tally);
+		for (long i = 0; i < 50; i++) {
+			pthread_t th;
+			CHECK(pthread_create(&th, NULL, short_thread, (void *)i) == 0);
+			pthread_join(th, NULL);
+		}
+		load(path);
+		ngots = nowners = 0;
+		walk(collect, NULL);
+		/* the 50 threads took over the round-trip thread's tail in turn */
+		CHECK_EQ_U64(walk(count, &tally), slabs);
+		CHECK_EQ_U64(nowners, 50);
+		int found = 0;
+		for (int i = 0; i < ngots; i++) {
+			const struct mt_event *e = &gots[i].ev.e;
+			if (e->stack_id != 9 && e->stack_id != 10)
+				continue;
+			if (e->stack_id == 9) {
+				long k = (long)(e->bytes / 4096) - 1;
+				CHECK(k >= 0 && k < 50 && e->bytes % 4096 == 0);
+				if (k >= 0 && k < 50) {
+					CHECK_EQ_U64(gots[i].tid, short_tids[k]);
+					/* its free follows it, under the same thread */
+					CHECK(i + 1 < ngots && gots[i + 1].ev.e.stack_id == 10 &&
+					      gots[i + 1].tid == short_tids[k]);
+				}
+			}
+			found++;
+		}
+		CHECK_EQ_U64(found, 100);
+	}
+
 	TEST("at exit: the exit record last, then the file cut after the last slab") {
 		struct mt_thread *t = mt_thread();
 		uint64_t before = mt_now();
@@ -324,7 +570,7 @@ int main(void)
 		load(path);
 		memset(&tally, 0, sizeof tally);
 		walk(count, &tally);
-		CHECK_EQ_U64(tally.events, 5004);
+		CHECK_EQ_U64(tally.events, 40004 + 4 + 100);   /* _EX not counted */
 		CHECK_EQ_U64(tally.exits, 1);
 		CHECK_EQ_U64(tally.last_type, MT_REC_EXIT);
 		CHECK_EQ_U64(tally.exit_how, MT_EXIT_EXIT);
@@ -340,7 +586,7 @@ int main(void)
 		load(path);
 		memset(&tally, 0, sizeof tally);
 		walk(count, &tally);
-		CHECK_EQ_U64(tally.events, 5004);
+		CHECK_EQ_U64(tally.events, 40004 + 4 + 100);   /* _EX not counted */
 		CHECK_EQ_U64(tally.exits, 1);
 		CHECK_EQ_U64(tally.exit_status, 3);
 	}
