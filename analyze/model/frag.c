@@ -65,14 +65,19 @@ struct pending {
 };
 
 static struct pending pend[MAX_PENDING];
+static int npend;           /* used entries: none (the usual case) spares
+                               every event the walk of the table */
 
 void frag_reset(void)
 {
 	memset(pend, 0, sizeof(pend));
+	npend = 0;
 }
 
 static struct pending *find(int proc, uint32_t tid)
 {
+	if (!npend)
+		return NULL;
 	for (int i = 0; i < MAX_PENDING; i++)
 		if (pend[i].used && pend[i].proc == proc && pend[i].tid == tid)
 			return &pend[i];
@@ -114,6 +119,7 @@ void frag_oom_alloc(struct analysis *a, int proc, uint32_t tid, uint64_t bytes, 
 	if (p->nfrees && a->noomsigs < 1000)
 		add_sig(a, p, bytes, result, t);
 	p->used = 0;
+	npend--;
 }
 
 void frag_oom_failed(struct analysis *a, int proc, uint32_t tid, int dev, uint64_t bytes,
@@ -127,6 +133,7 @@ void frag_oom_failed(struct analysis *a, int proc, uint32_t tid, int dev, uint64
 		for (int i = 0; i < MAX_PENDING; i++)
 			if (!pend[i].used) {
 				p = &pend[i];
+				npend++;
 				break;
 			}
 		if (!p)
