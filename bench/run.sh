@@ -142,12 +142,30 @@ echo "memtrace bench: $ROUNDS rounds of $PAIRS alloc/free pairs per thread" >&2
 	events=$(grep -cE '^(alloc|free) ' "$TMP/dump")
 	stack_bytes=$(awk '$1 == "stack" { split($3, kv, "="); s += 16 + 8 * kv[2] } END { print s + 0 }' "$TMP/dump")
 	awk -v s="$size" -v e="$events" -v k="$stack_bytes" 'BEGIN {
-		printf "%d events in a %d-byte file from one thread with a 64-frame stack. Slab\n", e, s
-		printf "headers, unused slab tails, process and module records count as event bytes;\n"
-		printf "the fixed 64 KiB before the first slab (a hole: mostly unallocated) does not.\n\n"
-		printf "| | bytes per event |\n| --- | --- |\n"
-		printf "| new stacks included | %.2f |\n", (s - 65536) / e
-		printf "| new stacks excluded (target <= 32) | %.2f |\n", (s - 65536 - k) / e }'
+		printf "Trace format 2: events are compact records (varint deltas of time and address,\n"
+		printf "fields left out when they repeat). %d events in a %d-byte file from one\n", e, s
+		printf "thread with a 64-frame stack. Slab headers, unused slab tails, process and\n"
+		printf "module records count as event bytes; the fixed 64 KiB before the first slab\n"
+		printf "(a hole: mostly unallocated) does not. Target: <= 16 (format 1: 32).\n\n"
+		printf "| trace | bytes per event |\n| --- | --- |\n"
+		printf "| alloc-loop, new stacks included | %.2f |\n", (s - 65536) / e
+		printf "| alloc-loop, new stacks excluded | %.2f |\n", (s - 65536 - k) / e }'
+	LD_LIBRARY_PATH=$SIM $B/memtrace run -o "$TMP/thr.bin" -- $B/tests/clients/rt-threads 16 20000 >/dev/null 2>&1
+	size=$(($(wc -c <"$TMP/thr.bin") - 65536))
+	events=$($B/memtrace dump "$TMP/thr.bin" | grep -cE '^(alloc|free) ')
+	awk -v s="$size" -v e="$events" 'BEGIN { printf "| rt-threads, 16 threads x 20,000 pairs | %.2f |\n", s / e }'
+	rm -f "$TMP"/thr*.bin
+	LD_LIBRARY_PATH=$SIM $B/memtrace run -o "$TMP/short.bin" -- $B/tests/clients/rt-short-threads 2000 >/dev/null 2>&1
+	size=$(wc -c <"$TMP/short.bin")
+	echo
+	echo "2,000 short-lived threads, one cudaMalloc and one cudaFree each, one at a time"
+	echo "(tests/clients/rt-short-threads): a thread that ends gives its slab's tail to the"
+	echo "next. Target: <= 2 MB (format 1: 131 MB, a 64 KiB slab per thread)."
+	echo
+	echo "| trace | bytes |"
+	echo "| --- | --- |"
+	echo "| 2,000 short threads, 4,000 events | $size |"
+	rm -f "$TMP"/short*.bin
 	echo
 	echo "## Recorder: Python frames"
 	echo
