@@ -487,7 +487,8 @@ int shm_analyze_stream(struct shm_result *out, struct stream *s, char *err, size
 		end[p] = sp->last_t;
 	}
 	stream_rewind(s);
-	while (stream_next(s, &r)) {
+	/* no shared memory record: nothing to merge in time */
+	while (stream_shm_records(s) && stream_next(s, &r)) {
 		if (r.rec.type != MT_REC_SHM)
 			continue;
 		if (n == cap) {

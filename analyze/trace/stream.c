@@ -96,6 +96,7 @@ struct stream {
 	                               slab is not let go while it is read */
 	uint64_t origin_wall, duration;
 	uint64_t nrecords;          /* in all traces: one whole walk */
+	uint64_t nshm;              /* SHM records in all traces */
 	uint64_t done;              /* handed out since the last rewind */
 	stream_progress_fn progress;
 	void *progress_ctx;
@@ -367,6 +368,9 @@ static int scan_trace(struct stream *s, int pi, size_t *cap_starts, int64_t *fir
 			p->stacks[st->id] = st;
 			break;
 		}
+		case MT_REC_SHM:
+			s->nshm++;
+			break;
 		case MT_REC_DRIVER:
 			p->driver_version = ((const struct mt_driver *)r.p)->driver_version;
 			break;
@@ -510,6 +514,7 @@ int stream_nprocs(const struct stream *s) { return s->nprocs; }
 const struct sproc *stream_proc(const struct stream *s, int i) { return &s->procs[i]; }
 uint64_t stream_origin_wall(const struct stream *s) { return s->origin_wall; }
 uint64_t stream_duration(const struct stream *s) { return s->duration; }
+uint64_t stream_shm_records(const struct stream *s) { return s->external ? UINT64_MAX : s->nshm; }
 
 const struct mt_stack *stream_stack(const struct stream *s, int proc, uint32_t id)
 {

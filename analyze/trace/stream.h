@@ -73,6 +73,10 @@ const struct sproc *stream_proc(const struct stream *s, int i);
 /* The run's origin in ns since the epoch, and its length in ns. */
 uint64_t stream_origin_wall(const struct stream *s);
 uint64_t stream_duration(const struct stream *s);
+/* Shared memory records in all the traces (a pass looking only for them
+   can skip the walk when there are none); UINT64_MAX when not counted
+   (stream_of_procs). */
+uint64_t stream_shm_records(const struct stream *s);
 /* The stack record of a process, or NULL. */
 const struct mt_stack *stream_stack(const struct stream *s, int proc, uint32_t id);
 
