@@ -43,6 +43,7 @@
 struct written { uint64_t start, end; };
 
 static pthread_mutex_t modules_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t redirect_lock = PTHREAD_MUTEX_INITIALIZER;  /* mt_modules_redirect */
 static struct written written[MAX_MODULES];
 static int n_written;
 static _Atomic unsigned long long seen_adds, seen_subs;
@@ -169,6 +170,7 @@ void mt_modules_atfork_parent(void) { pthread_mutex_unlock(&modules_lock); }
 void mt_modules_fork_child(void)
 {
 	pthread_mutex_init(&modules_lock, NULL);
+	pthread_mutex_init(&redirect_lock, NULL);
 	n_written = 0;
 	atomic_store(&seen_adds, 0);
 	atomic_store(&seen_subs, 0);
@@ -183,7 +185,6 @@ struct candidate {
 	char path[512];
 };
 
-static pthread_mutex_t redirect_lock = PTHREAD_MUTEX_INITIALIZER;
 static uintptr_t checked[MAX_MODULES];    /* dynamic sections seen */
 static int n_checked;
 static _Atomic unsigned long long redirect_adds;
@@ -242,7 +243,9 @@ static int store(const struct candidate *c, void **got, void *fn)
 	uintptr_t a = (uintptr_t)got;
 	long page = sysconf(_SC_PAGESIZE);
 	uintptr_t lo = a & ~(uintptr_t)(page - 1);
-	int ro = a >= c->relro && a < c->relro_end;
+	/* as the loader protects it: up to the last whole page of RELRO (the
+	   page it ends in stays writable, and must stay so) */
+	int ro = a >= c->relro && a < (c->relro_end & ~(uintptr_t)(page - 1));
 
 	if (ro && mprotect((void *)lo, (size_t)page, PROT_READ | PROT_WRITE) != 0)
 		return -1;
