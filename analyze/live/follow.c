@@ -557,6 +557,7 @@ static int read_file(struct follow *f, int fi)
 	struct ftrace *ft = f->files[fi];
 	struct stat st;
 	uint64_t n, ss = ft->h.slab_size;
+	int just_known = 0;
 
 	if (ft->finished || fstat(ft->fd, &st) < 0)
 		return 0;
@@ -572,6 +573,7 @@ static int read_file(struct follow *f, int fi)
 		ft->nslabs = n;
 	}
 	if (ft->proc < 0) {
+		just_known = 1;
 		/* the process record comes first in slab 0: the process is known
 		   (host, pid) before any of its records is fed */
 		if (!ft->nslabs || read_slab(f, ft, 0, (uint64_t)st.st_size) < 0)
@@ -582,7 +584,8 @@ static int read_file(struct follow *f, int fi)
 		if (ft->proc < 0 && add_proc(f, fi))
 			return -1;
 	}
-	for (uint64_t k = ft->first_open; k < ft->nslabs; k++)
+	/* slab 0 was just read when the process became known */
+	for (uint64_t k = ft->first_open + (just_known && !ft->first_open); k < ft->nslabs; k++)
 		if (read_slab(f, ft, k, (uint64_t)st.st_size) < 0)
 			return -1;
 	return 0;
