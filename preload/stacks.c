@@ -44,9 +44,10 @@
  * with unw_step (the stack pointers are needed), libunwind set to its
  * per-thread cache so no lock is taken; a thread whose lookups mostly miss
  * stops filling and unwinds with unw_backtrace as before. The cache is
- * mmap'ed on a thread's first capture, unmapped when the thread exits (a
- * pthread key), and its entries die with the table after fork (a
- * generation). MEMTRACE_STACK_CACHE=0 turns it off.
+ * mmap'ed on a thread's fifth capture (short-lived threads never pay for
+ * it), unmapped when the thread exits (a pthread key), and its entries die
+ * with the table after fork (a generation). MEMTRACE_STACK_CACHE=0 turns
+ * it off.
  */
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
@@ -79,6 +80,7 @@ static _Atomic uint32_t used_slots;
 #define CACHE 1
 #define CACHE_WAYS 8
 #define CACHE_PROBE 64              /* lookups per hit-rate check */
+#define CACHE_LATER 4               /* captures of a thread before its cache */
 
 struct cached {
 	uintptr_t sp;               /* stack pointer of the capture, 0: empty */
@@ -98,6 +100,7 @@ struct stack_cache {
 };
 
 static __thread struct stack_cache *tcache;
+static __thread unsigned plain_first;   /* captures before the cache */
 static int cache_on;
 static _Atomic uint32_t cache_gen;
 static pthread_key_t cache_key;
@@ -324,7 +327,9 @@ uint32_t mt_stack_capture(struct mt_thread *t)
 	uintptr_t sp;
 	uint32_t gen;
 
-	if (!cache_on || (!c && !(c = cache_get(depth))))
+	/* A thread's first few stacks are unwound plainly: a short-lived
+	   thread does not pay for a cache it would not use. */
+	if (!cache_on || (!c && (++plain_first <= CACHE_LATER || !(c = cache_get(depth)))))
 		return capture_plain(t, depth);
 	__asm__ volatile("mov %%rsp, %0" : "=r"(sp));
 	gen = atomic_load_explicit(&cache_gen, memory_order_relaxed);
