@@ -56,7 +56,7 @@ struct fw_entry {
 };
 
 static pthread_mutex_t fw_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct mt_thread fw_thread;      /* the FW events' own slabs */
+static struct mt_thread fw_thread = { .own_slabs = 1 };   /* the FW events' own slabs */
 static uint64_t fw_last;                /* time of the last event written */
 static uint32_t fw_epoch;               /* writer epoch of the state below */
 static struct fw_entry *table;
@@ -227,26 +227,20 @@ MT_EXPORT int memtrace_fw_events(const struct mt_fw_input *ev, size_t n)
 	sync_epoch();
 	for (size_t i = 0; i < n && written < INT32_MAX; i++) {
 		const struct mt_fw_input *in = &ev[i];
-		uint32_t delta;
 
 		if (in->action == 0 || in->action > UINT8_MAX)
 			continue;       /* not an action a record can carry */
 		if (fw_thread.slab_pos && in->time_ns < fw_last)
 			fw_thread.slab_pos = fw_thread.slab_end = NULL;
 		fw_thread.tid = self->tid;      /* for a slab claimed now */
-		struct mt_fw_event *e = mt_writer_reserve(&fw_thread, sizeof *e, in->time_ns, &delta);
-		if (!e)
-			break;
-		e->time_delta = delta;
-		e->addr = in->addr;
-		e->size = in->size;
-		e->stream = in->stream;
-		e->x = in->x;
-		e->stack_id = in->stack_id;
-		e->pad = 0;
-		e->pad2 = 0;
 		int8_t dev = in->device >= INT8_MIN && in->device <= INT8_MAX ? (int8_t)in->device : -1;
-		mt_writer_commit(e, (struct mt_head){ MT_REC_FW_EVENT, sizeof *e / 8, (uint8_t)in->action, dev });
+		uint64_t x[2] = { in->stream, in->x };
+		char *before = fw_thread.slab_pos;
+
+		mt_write_event(&fw_thread, MT_CT_FW, (int)in->action, dev, 0, in->time_ns, in->addr,
+			       in->size, in->stack_id, 0, x[0] || x[1] ? x : NULL);
+		if (fw_thread.slab_pos == before)
+			break;      /* nothing written: tracing stopped */
 		fw_last = in->time_ns;
 		written++;
 	}

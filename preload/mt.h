@@ -51,6 +51,7 @@ struct mt_thread {
 	uint8_t label_events;   /* events recorded under the current label */
 	uint8_t label_failed;   /* a failed call under it, left to the label */
 	uint8_t keyed;          /* its slab goes back when the thread ends */
+	uint8_t own_slabs;      /* never takes another thread's slab tail */
 	char *slab_pos, *slab_end;
 	uint64_t time_base;
 	struct mt_compact_state c;  /* what its slab's compact events count from */

@@ -285,7 +285,7 @@ static int take_tail(struct mt_thread *t, uint64_t time, size_t need)
 	struct tail x;
 	int i;
 
-	if (!atomic_load_explicit(&ntails, memory_order_relaxed) ||
+	if (t->own_slabs || !atomic_load_explicit(&ntails, memory_order_relaxed) ||
 	    atomic_load_explicit(&lock_owner, memory_order_relaxed) == (int)t->tid)
 		return -1;
 	lock();
