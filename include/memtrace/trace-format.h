@@ -67,7 +67,8 @@
  * bytes and result). Classic records keep their own time_delta from the
  * slab's time base; compact ones need no MT_REC_TIMEBASE.
  * A class-2 (fw) compact event is an MT_REC_FW_EVENT: kind = action,
- * bytes = size, x1 = stream, x2 = x, api and result 0. A class-3 compact
+ * bytes = size, x1 = stream, x2 = x (both 0 without EX), api and result
+ * 0; format 2 writers write FW events this way. A class-3 compact
  * record is reserved: readers skip it.
  *
  * All integers are little-endian (the recorder runs on x86-64 and aarch64

@@ -1439,6 +1439,122 @@ static int write_sample(int argc, char **argv)
 	return 0;
 }
 
+/* Format 2: compact records decoded from the bytes docs/trace-format.md
+   gives, padding, an owner record, and malformed compact records. */
+static void test_compact(void)
+{
+	static const unsigned char slab[] = {
+		/* 0x1010: the worked example's alloc, 18 bytes */
+		0x91, 0x00, 0xb8, 0x17, 0x80, 0x80, 0x80, 0x80, 0xc8, 0xce, 0x3f, 0x01, 0x00, 0x02,
+		0x80, 0x80, 0x40, 0x03,
+		/* 0x1022: a free 100 ns later at the same address, bytes 0, device
+		   -1, api 7, stack 4 */
+		0x88, 0x41, 0xc8, 0x01, 0x00, 0x01, 0xff, 0x07, 0x04,
+		/* 0x102b: padding to 0x1030, then an owner record: tid 32 from
+		   START_MONO + 5000 */
+		0x80, 0x80, 0x80, 0x80, 0x80,
+		MT_REC_OWNER, 2, 0, 0, 32, 0, 0, 0, 0x88, 0xdd, 0x9a, 0x3b, 0, 0, 0, 0,
+		/* 0x1040: an alloc_ex 1 ns before the owner's base, at address -1
+		   (state starts over: kind, device, api, stack 0), result 2, x1 5,
+		   x2 6 */
+		0x86, 0x7c, 0x01, 0x01, 0x02, 0x05, 0x06,
+	};
+	struct trace_iter it;
+	struct trace_rec r;
+	struct trace *t;
+	char err[512];
+	struct tb tb;
+	struct cursor c;
+
+	TEST("format 2: compact records, padding and an owner record") {
+		tb_init(&tb, HS, 1);
+		tb_header(&tb)->version = 2;
+		c = tb_slab(&tb, 0, 31, START_MONO);
+		memcpy(tb.buf + c.pos, slab, sizeof(slab));
+		t = open_tb(&tb, tb.size, err, sizeof(err));
+		CHECK(t != NULL);
+		if (t) {
+			const struct mt_event *e;
+			const struct mt_event_ex *x;
+
+			CHECK_EQ_U64(trace_stats(t)->events, 3);
+			CHECK_EQ_U64(trace_stats(t)->torn, 0);
+			trace_iter_init(&it, t);
+			CHECK(next(&it, &r) == 1);
+			e = r.p;
+			CHECK_EQ_U64(r.type, MT_REC_ALLOC);
+			CHECK_EQ_U64(r.offset, 0x1010);
+			CHECK_EQ_U64(r.tid, 31);
+			CHECK_EQ_U64(r.time_ns, START_MONO + 1500);
+			CHECK_EQ_U64(r.size, sizeof(struct mt_event));
+			CHECK_EQ_U64(e->h.a, MT_KIND_DEVICE);
+			CHECK_EQ_U64((uint64_t)(int64_t)e->h.b, 0);
+			CHECK_EQ_U64(e->addr, 0x7f3a40000000ull);
+			CHECK_EQ_U64(e->bytes, 1048576);
+			CHECK_EQ_U64(e->stack_id, 3);
+			CHECK_EQ_U64(e->api, MT_API_cuMemAlloc_v2);
+			CHECK_EQ_U64(e->result, 0);
+			CHECK_EQ_U64(e->time_delta, 1500);
+			CHECK(next(&it, &r) == 1);
+			e = r.p;
+			CHECK_EQ_U64(r.type, MT_REC_FREE);
+			CHECK_EQ_U64(r.offset, 0x1022);
+			CHECK_EQ_U64(r.time_ns, START_MONO + 1600);
+			CHECK_EQ_U64(e->addr, 0x7f3a40000000ull);
+			CHECK_EQ_U64(e->bytes, 0);
+			CHECK_EQ_U64((uint64_t)(int64_t)e->h.b, (uint64_t)-1);
+			CHECK_EQ_U64(e->api, MT_API_cuMemFree_v2);
+			CHECK_EQ_U64(e->stack_id, 4);
+			CHECK(next(&it, &r) == 1);
+			CHECK_EQ_U64(r.type, MT_REC_OWNER);
+			CHECK_EQ_U64(r.offset, 0x1030);
+			CHECK_EQ_U64(r.tid, 32);
+			CHECK_EQ_U64(r.time_ns, START_MONO + 5000);
+			CHECK(next(&it, &r) == 1);
+			x = r.p;
+			CHECK_EQ_U64(r.type, MT_REC_ALLOC_EX);
+			CHECK_EQ_U64(r.tid, 32);
+			CHECK_EQ_U64(r.time_ns, START_MONO + 4999);
+			CHECK_EQ_U64(r.size, sizeof(struct mt_event_ex));
+			CHECK_EQ_U64(x->e.addr, UINT64_MAX);
+			CHECK_EQ_U64(x->e.h.a, 0);
+			CHECK_EQ_U64(x->e.api, 0);
+			CHECK_EQ_U64(x->e.stack_id, 0);
+			CHECK_EQ_U64(x->e.bytes, 0);
+			CHECK_EQ_U64(x->e.result, 2);
+			CHECK_EQ_U64(x->x1, 5);
+			CHECK_EQ_U64(x->x2, 6);
+			CHECK(next(&it, &r) == 0);
+			trace_close(t);
+		}
+	}
+
+	TEST("format 2: malformed compact records are refused") {
+		unsigned char *p = tb.buf + c.pos;
+
+		p[0x12] = 0x89;         /* the free swallows a padding byte */
+		expect_error(&tb, tb.size, "corrupt compact record at offset 0x1022: bytes after its fields");
+		p[0x12] = 0x88;
+		p[0x1b] = MT_REC_TIMEBASE;      /* a classic record at 0x102b */
+		expect_error(&tb, tb.size, "corrupt record at offset 0x102b: not 8-byte aligned");
+		p[0x1b] = 0x80;
+		p[0] = 0x83;            /* the alloc's time varint never ends */
+		p[3] = 0x97;
+		expect_error(&tb, tb.size, "corrupt compact record at offset 0x1010: bad varint");
+		memset(p, 0, 40);
+		/* a long filler up to 0x1fe8, 4 bytes of padding, then a compact
+		   record of 128 bytes at 0x1fec: 20 are left in the slab */
+		{
+			struct mt_long_head fill = { head(100, 0, 0, 0), 0xfd8 };
+			memcpy(p, &fill, sizeof(fill));
+			memset(p + 0xfd8, 0x80, 4);
+			p[0xfdc] = 0xff;
+		}
+		expect_error(&tb, tb.size, "corrupt compact record at offset 0x1fec: size 128 runs past the slab end");
+		free(tb.buf);
+	}
+}
+
 /* The slab walker follows a slab while it is written: 0 until a record is
    whole and published, then the record; damage is -1 with a message. */
 static void test_slab_iter(void)
@@ -1489,6 +1605,7 @@ int main(int argc, char **argv)
 	test_origin();
 	test_fw();
 	test_slab_iter();
+	test_compact();
 	unlink(tmp_path());
 	return test_report(__FILE__);
 }
