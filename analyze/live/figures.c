@@ -375,6 +375,24 @@ int lv_update(struct lv *v, struct follow *f, enum lv_sort sort, int proc, int d
 
 /* --- text ------------------------------------------------------------------ */
 
+static const struct lv *order_of;
+
+static int cmp_pid(const void *x, const void *y)
+{
+	const struct lv_proc *a = &order_of->procs[*(const int *)x];
+	const struct lv_proc *b = &order_of->procs[*(const int *)y];
+
+	return a->pid != b->pid ? (a->pid < b->pid ? -1 : 1) : a->proc - b->proc;
+}
+
+void lv_order(const struct lv *v, int *order)
+{
+	for (int i = 0; i < v->nprocs; i++)
+		order[i] = i;
+	order_of = v;
+	qsort(order, (size_t)v->nprocs, sizeof(int), cmp_pid);
+}
+
 static const char *sz(char *buf, size_t len, uint64_t b, int bytes)
 {
 	if (bytes) {
@@ -420,10 +438,16 @@ void lv_text(FILE *out, const struct lv *v, int bytes, int max_sites)
 			sz(b5, sizeof(b5), (uint64_t)d->untraced, bytes) : "-",
 			sz(b6, sizeof(b6), d->peak, bytes), d->failures);
 	}
+	int *order = calloc((size_t)(v->nprocs ? v->nprocs : 1), sizeof(int));
+
+	if (!order)
+		return;
+	lv_order(v, order);
 	fprintf(out, "\n%8s %5s %-8s %4s %12s %12s %12s %12s %6s %5s %5s %12s %12s %12s  %s\n",
 		"PID", "RANK", "STATE", "DEV", "RESERVED", "ALLOCATED", "CACHED", "PEAK", "LIVE",
 		"FAIL", "RETRY", "RSS", "PINNED", "SHM", "COMMAND");
-	for (int i = 0; i < v->nprocs; i++) {
+	for (int j = 0; j < v->nprocs; j++) {
+		int i = order[j];
 		const struct lv_proc *p = &v->procs[i];
 		int rows = 0;
 
@@ -448,6 +472,7 @@ void lv_text(FILE *out, const struct lv *v, int bytes, int max_sites)
 			rows++;
 		}
 	}
+	free(order);
 	fprintf(out, "\n%4s %12s %8s %12s  %s\n", "DEV", "LIVE", "COUNT",
 		v->marked ? "SINCE MARK" : "SINCE START", "SITE");
 	for (int i = 0; i < v->nsites && (max_sites < 0 || i < max_sites); i++) {

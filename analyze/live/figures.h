@@ -101,6 +101,8 @@ int lv_update(struct lv *v, struct follow *f, enum lv_sort sort, int proc, int d
 /* Growth is measured from now on. */
 void lv_mark(struct lv *v, struct follow *f);
 
+/* The processes in the order views list them (by pid): order[nprocs]. */
+void lv_order(const struct lv *v, int *order);
 /* The frame as text, for --once; exact bytes when bytes is set. */
 void lv_text(FILE *out, const struct lv *v, int bytes, int max_sites);
 /*

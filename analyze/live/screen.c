@@ -75,7 +75,7 @@ void screen_draw(struct screen *sc, const struct lv *v, enum lv_sort sort, int p
 		 int paused)
 {
 	char b1[32], b2[32], b3[32], b4[32], b5[32], b6[32];
-	int rows, cols, y = 0;
+	int rows, cols, y = 0, *order;
 
 	(void)sc;
 	getmaxyx(stdscr, rows, cols);
@@ -120,7 +120,11 @@ void screen_draw(struct screen *sc, const struct lv *v, enum lv_sort sort, int p
 	mvprintw(y++, 0, "%8s %4s %-7s %10s %10s %6s %4s %10s %10s %10s  %s", "PID", "RANK",
 		 "STATE", "RESERVED", "PEAK", "LIVE", "FAIL", "RSS", "PINNED", "SHM", "COMMAND");
 	attroff(A_REVERSE);
-	for (int i = 0; i < v->nprocs && y < rows - 4; i++) {
+	order = calloc((size_t)(v->nprocs ? v->nprocs : 1), sizeof(int));
+	if (order)
+		lv_order(v, order);
+	for (int j = 0; order && j < v->nprocs && y < rows - 4; j++) {
+		int i = order[j];
 		const struct lv_proc *p = &v->procs[i];
 
 		if (proc >= 0 && i != proc)
@@ -138,6 +142,7 @@ void screen_draw(struct screen *sc, const struct lv *v, enum lv_sort sort, int p
 		if (proc == i)
 			attroff(A_BOLD);
 	}
+	free(order);
 	y++;
 	attron(A_REVERSE);
 	mvprintw(y++, 0, "%-4s %10s %8s %11s  %s  (sort: %s%s%s)", "DEV", "LIVE", "COUNT",
