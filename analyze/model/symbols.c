@@ -332,21 +332,27 @@ static int find_module(struct symbols *sy, const struct stream *s, int proc, uin
 			sy->proc_mod[i] = NULL;
 		sy->nproc_mod = proc + 1;
 	}
-	if (!sy->proc_mod[proc]) {
-		sy->proc_mod[proc] = malloc((p->nmodules + 1) * sizeof(int));
-		if (!sy->proc_mod[proc])
+	/* [0] is how many module records it covers: a process followed
+	   while it runs (memtrace top) gains modules */
+	if (!sy->proc_mod[proc] || sy->proc_mod[proc][0] < (int)p->nmodules) {
+		int old = sy->proc_mod[proc] ? sy->proc_mod[proc][0] : 0;
+		int *n = realloc(sy->proc_mod[proc], (p->nmodules + 1) * sizeof(int));
+
+		if (!n)
 			return -1;
-		for (uint32_t i = 0; i < p->nmodules; i++)
-			sy->proc_mod[proc][i] = -2;
+		for (uint32_t i = (uint32_t)old; i < p->nmodules; i++)
+			n[i + 1] = -2;
+		n[0] = (int)p->nmodules;
+		sy->proc_mod[proc] = n;
 	}
 	for (uint32_t i = p->nmodules; i-- > 0;) {
 		const struct mt_module *m = p->modules[i];
 
 		if (ip >= m->start && ip < m->end) {
-			if (sy->proc_mod[proc][i] == -2)
-				sy->proc_mod[proc][i] = modfile_of(sy, m);
+			if (sy->proc_mod[proc][i + 1] == -2)
+				sy->proc_mod[proc][i + 1] = modfile_of(sy, m);
 			*mrec = m;
-			return sy->proc_mod[proc][i];
+			return sy->proc_mod[proc][i + 1];
 		}
 	}
 	return -1;
@@ -613,7 +619,9 @@ static struct py_codes *py_codes_of(struct symbols *sy, const struct stream *s, 
 		sy->py = n;
 		sy->npy = proc + 1;
 	}
-	if (!sy->py[proc])
+	/* a followed process has no trace object: its Python frames show as
+	   py:ID */
+	if (!sy->py[proc] && stream_proc(s, proc)->t)
 		sy->py[proc] = py_codes_load(stream_proc(s, proc)->t);
 	return sy->py[proc];
 }
