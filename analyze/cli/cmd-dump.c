@@ -243,6 +243,11 @@ static void dump_record(const struct trace *t, const struct trace_rec *r)
 		put_time(t, r->time_ns);
 		putchar('\n');
 		break;
+	case MT_REC_OWNER:      /* format 2: the slab's rest is another thread's */
+		fputs("owner", stdout);
+		put_time(t, r->time_ns);
+		printf(" tid=%" PRIu32 "\n", r->tid);
+		break;
 	case MT_REC_DRIVER:
 		printf("driver version=%" PRId32 "\n", ((const struct mt_driver *)r->p)->driver_version);
 		break;
