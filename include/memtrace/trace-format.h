@@ -11,18 +11,19 @@
  * Slabs are what make the file crash-safe without a system call per event.
  * The recorder maps the file MAP_SHARED, so a store into it reaches the page
  * cache at once and survives a SIGKILL of the process. Each thread claims a
- * whole slab for itself and appends records to it; nobody else ever writes
- * into that slab. A record is written body first and its 4-byte head last
+ * whole slab for itself and appends records to it; nobody else writes into
+ * that slab while it owns it (format 2: when it ends, another thread may
+ * take over the slab's tail after an MT_REC_OWNER record). A record is written body first and its 4-byte head last
  * (a release store), so a head that reads as zero means "nothing more in this
  * slab": either the slab was never filled further, or its thread was killed
  * in the middle of that record (a torn record, skipped by construction).
  * Records never cross a slab boundary. Records of one slab are in time
  * order; slabs of different threads interleave, so readers sort by time.
  *
- * Every record starts with struct mt_head. Its size8 field gives the record
- * size in 8-byte units; when it is 0 the record is "long" and a uint32_t
- * byte size follows the head (struct mt_long_head). Every record size is a
- * multiple of 8. Readers skip record types they do not know, so new record
+ * Every classic record starts with struct mt_head. Its size8 field gives
+ * the record size in 8-byte units; when it is 0 the record is "long" and a
+ * uint32_t byte size follows the head (struct mt_long_head). Every classic
+ * record size is a multiple of 8 (compact records, format 2: below). Readers skip record types they do not know, so new record
  * types may be added without a version bump; changing the layout of an
  * existing record, the header or the slab rules requires bumping
  * MT_FORMAT_VERSION. Readers reject a newer major version naming both.
