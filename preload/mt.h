@@ -37,6 +37,7 @@ struct mt_config {
 	int resolve_log;        /* MEMTRACE_RESOLVE_LOG descriptor, or -1 */
 	int python;             /* MEMTRACE_PYTHON: Python frames in stacks */
 	int torch;              /* MEMTRACE_TORCH: PyTorch capture asked for */
+	int stack_cache;        /* MEMTRACE_STACK_CACHE: per-thread unwind cache */
 	char python_version[16];/* MEMTRACE_PYTHON_VERSION (tests): pretend */
 };
 extern struct mt_config mt_config;
@@ -105,9 +106,9 @@ int mt_is_own(const void *p);
 
 /* resolve.c */
 void *mt_wrapper_of(enum mt_variant v);
+void *mt_import_wrapper(const char *name, void **real);
 
 /* writer.c */
-void *mt_import_wrapper(const char *name, void **real);
 int mt_writer_active(void);
 /* Open the file if this is the first record of the process (writing the
    process and module records first); 0 when nothing can be written.
@@ -164,9 +165,9 @@ void mt_fw_python_check(void);
 /* modules.c: write module records for objects not written yet. */
 void mt_modules_write(struct mt_thread *t, int force_scan);
 int mt_modules_maybe_changed(void);
-void mt_modules_fork_child(void);
-
-#endif
 /* Point new modules' imports of wrapped functions that bypass memtrace
    (RTLD_DEEPBIND) at the wrappers; cheap when nothing was loaded. */
 void mt_modules_redirect(void);
+void mt_modules_fork_child(void);
+
+#endif

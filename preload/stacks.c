@@ -141,8 +141,7 @@ static int table_init(void)
 	} else {
 		arena = a;
 #ifdef CACHE
-		const char *e = getenv("MEMTRACE_STACK_CACHE");
-		if ((!e || strcmp(e, "0") != 0) && pthread_key_create(&cache_key, cache_free) == 0) {
+		if (mt_config.stack_cache && pthread_key_create(&cache_key, cache_free) == 0) {
 			/* unw_step's own cache: per thread, no lock */
 			unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
 			cache_on = 1;
