@@ -42,5 +42,16 @@ for mode in lazy now relro; do
 	grep -q warning "$T/err" && fail "$mode: a warning: $(cat "$T/err")"
 	"$MEMTRACE" report --no-db --json "$T/trace.bin" >"$T/json" || fail "$mode: report failed"
 	expect_eq "$(grep -m1 '"peak_reserved_bytes"' "$T/json" | sed 's/.*: //; s/,//')" 16777216 "$mode: peak 4 + 12 MiB"
+	# the report shows the recorder's note, in text and JSON alike
+	"$MEMTRACE" report --no-db "$T/trace.bin" >"$T/text" || fail "$mode: text report failed"
+	shown=$(grep '^note: pid [0-9]*, from the recorder: ' "$T/text" | sed 's/^note: pid [0-9]*, from the recorder: //')
+	listed=$(python3 -c 'import json,sys; print("\n".join(n for p in json.load(open(sys.argv[1]))["processes"] for n in p["recorder_notes"]))' "$T/json")
+	if [ "$mode" = lazy ]; then
+		expect_eq "$shown|$listed" "|" "lazy: no note in the report"
+	else
+		expect_eq "$shown" "deepbind module=$plugin imports=2: bound to libcuda directly, redirected to memtrace" \
+			"$mode: the text report's note"
+		expect_eq "$listed" "$shown" "$mode: the JSON's note is the text's"
+	fi
 done
 exit 0

@@ -307,7 +307,7 @@ static int scan_trace(struct stream *s, int pi, size_t *cap_starts, int64_t *fir
 	struct trace_iter it;
 	struct trace_rec r;
 	uint64_t cur_slab = UINT64_MAX;
-	size_t cap_mod = 0, cap_stk = 0, undue = SIZE_MAX;    /* a start without its due */
+	size_t cap_mod = 0, cap_stk = 0, cap_note = 0, undue = SIZE_MAX;    /* a start without its due */
 	int64_t wshift = (int64_t)(h->start_wall_ns - h->start_mono_ns);
 
 	p->process = trace_process(p->t);
@@ -370,6 +370,11 @@ static int scan_trace(struct stream *s, int pi, size_t *cap_starts, int64_t *fir
 		}
 		case MT_REC_SHM:
 			s->nshm++;
+			break;
+		case MT_REC_NOTE:
+			if (grow((void **)&p->notes, &cap_note, p->nnotes + 1, sizeof(void *)))
+				return -1;
+			p->notes[p->nnotes++] = r.p;
 			break;
 		case MT_REC_DRIVER:
 			p->driver_version = ((const struct mt_driver *)r.p)->driver_version;
@@ -480,6 +485,7 @@ void stream_close(struct stream *s)
 		return;
 	for (int i = 0; !s->external && s->procs && i < s->nprocs; i++) {
 		free(s->procs[i].modules);
+		free(s->procs[i].notes);
 		free(s->procs[i].stacks);
 	}
 	if (!s->external)

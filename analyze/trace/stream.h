@@ -30,6 +30,8 @@ struct sproc {
 	const struct mt_process *process;       /* NULL when the trace has none */
 	const struct mt_module **modules;       /* in file order */
 	uint32_t nmodules;
+	const struct mt_note **notes;           /* the recorder's notes, in file order */
+	uint32_t nnotes;
 	const struct mt_stack **stacks;         /* indexed by stack id; may be NULL */
 	uint32_t nstacks;                       /* size of stacks[] */
 	int32_t driver_version;                 /* 0 when not recorded */

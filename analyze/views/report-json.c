@@ -245,6 +245,13 @@ static void process(struct jw *j, const struct report *r, int i)
 	u64(j, "end_ns", ap->end_time);
 	if (r->fw_off[i].p)
 		str(j, "framework_off", r->fw_off[i].p, r->fw_off[i].len);
+	open_(j, "recorder_notes", '[');
+	for (uint32_t k = 0; k < p->nnotes; k++) {
+		struct trace_bytes n = trace_note_text(p->notes[k]);
+
+		str(j, NULL, n.p, n.len);
+	}
+	close_(j, ']');
 	u64(j, "events", ap->events);
 	u64(j, "failed", ap->failed);
 	u64(j, "unknown_frees", ap->unknown_frees);

@@ -714,6 +714,17 @@ int report_text(const struct report *r, FILE *f)
 			rep_text_str(f, r->fw_off[i].p, r->fw_off[i].len);
 			putc('\n', f);
 		}
+	for (int i = 0; i < a->nprocs; i++) {
+		const struct sproc *p = stream_proc(a->s, i);
+
+		for (uint32_t k = 0; k < p->nnotes; k++) {
+			struct trace_bytes n = trace_note_text(p->notes[k]);
+
+			fprintf(f, "\nnote: pid %" PRIu32 ", from the recorder: ", rep_pid(a, i));
+			rep_text_str(f, n.p, n.len);
+			putc('\n', f);
+		}
+	}
 	if (r->caching_seen && a->fw)
 		fputs("\nnote: a caching allocator holds some segments: at the CUDA API they count as "
 		      "cached;\n  the framework section above splits them into tensors and cache.\n", f);
