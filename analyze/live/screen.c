@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #include <curses.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -131,8 +132,12 @@ void screen_draw(struct screen *sc, const struct lv *v, enum lv_sort sort, int p
 			continue;
 		if (proc == i)
 			attron(A_BOLD);
-		mvprintw(y++, 0, "%8u %4d %-7s %10s %10s %6" PRIu64 " %4" PRIu64 " %10s %10s %10s  %s",
-			 p->pid, p->rank, p->state == LV_RUNNING ? "running" :
+		char rank[12] = "-";
+
+		if (p->rank >= 0)
+			snprintf(rank, sizeof(rank), "%d", p->rank);
+		mvprintw(y++, 0, "%8u %4s %-7s %10s %10s %6" PRIu64 " %4" PRIu64 " %10s %10s %10s  %s",
+			 p->pid, rank, p->state == LV_RUNNING ? "running" :
 			 p->state == LV_EXITED ? "exited" : "killed",
 			 rep_size(b1, sizeof(b1), p->reserved), rep_size(b2, sizeof(b2), p->peak),
 			 p->live_allocs, p->failures,
