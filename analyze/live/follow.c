@@ -189,6 +189,21 @@ static uint64_t now_run(const struct follow *f)
 	return (uint64_t)((int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec - f->origin);
 }
 
+/* The run's length so far: until now while a process may still write, else
+   until the last record of the processes that ended. */
+static uint64_t run_length(const struct follow *f)
+{
+	uint64_t end = 0;
+
+	for (int i = 0; i < f->nprocs; i++) {
+		if (!f->info[i].exited && !f->info[i].gone)
+			return now_run(f);
+		if (f->info[i].last_t > end)
+			end = f->info[i].last_t;
+	}
+	return f->nprocs ? end : now_run(f);
+}
+
 static void *copy_rec(const struct trace_rec *r)
 {
 	void *p = malloc(r->size);
@@ -690,7 +705,7 @@ long follow_poll(struct follow *f, int flush, char *err, size_t errlen)
 		if (read_file(f, i) < 0)
 			goto nomem;
 	if (f->s)
-		stream_set_procs(f->s, f->procs, f->nprocs, now_run(f));
+		stream_set_procs(f->s, f->procs, f->nprocs, run_length(f));
 	if (f->s && !f->a) {
 		f->a = analysis_begin(f->s, caching_cb, f, err, errlen);
 		if (!f->a)
