@@ -20,9 +20,12 @@
  * processes sum on wall-clock time. After pass 1 the replay walks the
  * stream again up to each peak and has peak.c look at what was live there;
  * during it the metric calls are off (replay). The pass also keeps the
- * timeline of every device, the rows every view draws.
+ * timeline of every device, the rows every view draws. On a long walk the
+ * merge runs on a second thread that hands the records over in batches
+ * (walk_threaded), in the same order.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -45,6 +48,10 @@ struct priv {
 	uint64_t records_left;      /* of all procs, not walked yet */
 	int oom;                    /* a timeline or sample could not be kept */
 	uint64_t feed_seq, feed_rn; /* analysis_feed(): events, records so far */
+	uint64_t tl_w[2];           /* timeline bucket width: of a run's
+	                               device, of a process's own */
+	uint64_t tl_duration;       /* ... for this duration */
+	int tl_nprocs;              /* ... and number of processes */
 };
 
 #define PRIV(a) ((struct priv *)(a)->priv)
@@ -146,6 +153,13 @@ static void tl_keep(struct analysis *a, struct an_dev *d, const struct an_tl_row
 	d->tl[d->ntl++] = *row;
 }
 
+/* x / w == b, without the division (b * w does not overflow: b is some
+   time / w) */
+static int in_bucket(uint64_t x, uint64_t b, uint64_t w)
+{
+	return x >= b * w && x - b * w < w;
+}
+
 /*
  * The timeline every view draws, at most three rows per 1/4000 of the
  * run and device: the first change in a time bucket, its highest point (so
@@ -158,9 +172,23 @@ static void timeline_add(struct analysis *a, struct an_dev *d, uint64_t t)
 {
 	/* a process's own device in a run of many gets fewer buckets, so
 	   that the rows of all of them stay about 64 K in all */
-	uint64_t nb = d->proc >= 0 && a->nprocs > 16 ? 64000 / (uint64_t)a->nprocs : 4000;
-	uint64_t w = a->duration / (nb < 250 ? 250 : nb) + 1, b = t / w;
+	struct priv *p = PRIV(a);
+	int own = d->proc >= 0;
+	uint64_t w, b;
 	struct an_tl_row row = { t, d->reserved, d->allocated };
+
+	if (p->tl_duration != a->duration || p->tl_nprocs != a->nprocs || !p->tl_w[own]) {
+		for (int k = 0; k < 2; k++) {
+			uint64_t nb = k && a->nprocs > 16 ? 64000 / (uint64_t)a->nprocs : 4000;
+
+			p->tl_w[k] = a->duration / (nb < 250 ? 250 : nb) + 1;
+		}
+		p->tl_duration = a->duration;
+		p->tl_nprocs = a->nprocs;
+	}
+	w = p->tl_w[own];
+	/* the bucket of the change before, without a division, mostly */
+	b = d->tl_started && in_bucket(t, d->tl_bucket, w) ? d->tl_bucket : t / w;
 
 	if (b != d->tl_bucket || !d->tl_started) {
 		if (d->tl_pending)
@@ -175,7 +203,8 @@ static void timeline_add(struct analysis *a, struct an_dev *d, uint64_t t)
 			d->tl_max = d->reserved;
 		/* a second new maximum in the bucket replaces the first: the
 		   bucket keeps its first change and its highest point */
-		if (d->ntl >= 2 && d->tl[d->ntl - 1].t / w == b && d->tl[d->ntl - 2].t / w == b)
+		if (d->ntl >= 2 && in_bucket(d->tl[d->ntl - 1].t, b, w) &&
+		    in_bucket(d->tl[d->ntl - 2].t, b, w))
 			d->tl[d->ntl - 1] = row;
 		else
 			tl_keep(a, d, &row);
@@ -814,6 +843,179 @@ static void proc_exit(struct analysis *a, int proc, uint64_t t, uint64_t seq)
 	}
 }
 
+/* --- the merge on a thread of its own ------------------------------------ */
+
+/*
+ * On two cores the merge (stream_next: the heap, the decoding of compact
+ * records) runs on a thread of its own and hands the records over in
+ * batches, in the order it made them; the pass runs on the caller's
+ * thread. A decoded record lives in its cursor until the cursor moves on,
+ * so the batch keeps a copy of it; the other records point into the trace,
+ * which stays mapped. Walks of fewer records than MERGE_THREAD_MIN stay on
+ * one thread.
+ */
+#define BATCH 2048
+#define NBATCH 8
+#ifndef MERGE_THREAD_MIN                /* -DMERGE_THREAD_MIN=1: every walk */
+#define MERGE_THREAD_MIN (4 * BATCH)
+#endif
+
+union rec_copy {
+	struct mt_event_ex ev;
+	struct mt_fw_event fw;
+};
+
+struct batch {
+	size_t n;
+	struct srec r[BATCH];
+	union rec_copy copy[BATCH];
+};
+
+struct merger {
+	struct stream *s;
+	struct batch b[NBATCH];
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	uint64_t filled, taken;     /* batches handed over, and taken back */
+	int done;                   /* the merge is at its end */
+	int stop;                   /* the pass wants no more */
+	int merge_waits, pass_waits;/* a side sleeps until the ring is half
+	                               empty (merge) or half full (pass), so
+	                               that the threads wake each other seldom */
+};
+
+static void *merge_main(void *arg)
+{
+	struct merger *m = arg;
+	int more = 1;
+
+	while (more) {
+		struct batch *b;
+
+		pthread_mutex_lock(&m->mu);
+		if (m->filled - m->taken == NBATCH) {
+			m->merge_waits = 1;
+			while (m->filled - m->taken > NBATCH / 2 && !m->stop)
+				pthread_cond_wait(&m->cv, &m->mu);
+			m->merge_waits = 0;
+		}
+		more = !m->stop;
+		pthread_mutex_unlock(&m->mu);
+		if (!more)
+			break;
+		b = &m->b[m->filled % NBATCH];
+		for (b->n = 0; b->n < BATCH; b->n++) {
+			struct srec *r = &b->r[b->n];
+			uint8_t ty;
+
+			if (!stream_next(m->s, r)) {
+				more = 0;
+				break;
+			}
+			ty = r->rec.type;
+			if (((ty >= MT_REC_ALLOC && ty <= MT_REC_FREE_EX) || ty == MT_REC_FW_EVENT) &&
+			    r->rec.size <= sizeof(b->copy[0])) {
+				memcpy(&b->copy[b->n], r->rec.p, r->rec.size);
+				r->rec.p = &b->copy[b->n];
+			}
+		}
+		pthread_mutex_lock(&m->mu);
+		m->filled++;
+		m->done = !more;
+		if (m->pass_waits && (m->done || m->filled - m->taken >= NBATCH / 2))
+			pthread_cond_broadcast(&m->cv);
+		pthread_mutex_unlock(&m->mu);
+	}
+	return NULL;
+}
+
+/* The next batch, NULL at the end; the one before is given back. */
+static struct batch *merger_take(struct merger *m, struct batch *prev)
+{
+	struct batch *b = NULL;
+
+	pthread_mutex_lock(&m->mu);
+	if (prev) {
+		m->taken++;
+		if (m->merge_waits && m->filled - m->taken <= NBATCH / 2)
+			pthread_cond_broadcast(&m->cv);
+	}
+	if (m->filled == m->taken && !m->done) {
+		m->pass_waits = 1;
+		while (m->filled - m->taken < NBATCH / 2 && !m->done)
+			pthread_cond_wait(&m->cv, &m->mu);
+		m->pass_waits = 0;
+	}
+	if (m->filled != m->taken)
+		b = &m->b[m->taken % NBATCH];
+	pthread_mutex_unlock(&m->mu);
+	return b;
+}
+
+static void merger_stop(struct merger *m)
+{
+	pthread_mutex_lock(&m->mu);
+	m->stop = 1;
+	pthread_cond_broadcast(&m->cv);
+	pthread_mutex_unlock(&m->mu);
+}
+
+/* One record of a walk; 1 when the walk is to stop, -1 on error. */
+static int walk_one(struct ctx *c, uint64_t stop, int (*at)(struct analysis *, uint64_t seq))
+{
+	struct analysis *a = c->a;
+	const struct srec *r = c->r;
+
+	if (r->rec.type >= MT_REC_ALLOC && r->rec.type <= MT_REC_FREE_EX)
+		c->seq++;
+	c->rn++;
+	if (do_record(c))
+		return -1;
+	PRIV(a)->records_left--;
+	if (--PRIV(a)->remaining[r->proc] == 0)
+		proc_exit(a, r->proc, r->t, c->rn);
+	if (at && at(a, c->rn))
+		return -1;
+	return PRIV(a)->replay && c->rn >= stop;
+}
+
+/* walk() with the merge on a thread: -1 when the thread cannot start
+   (nothing walked: *started 0), or walk()'s result. */
+static int walk_threaded(struct ctx *c, uint64_t stop, int (*at)(struct analysis *, uint64_t seq),
+			 int *started)
+{
+	struct merger *m = calloc(1, sizeof(*m));
+	struct batch *b = NULL;
+	pthread_t th;
+	int rc = 0;
+
+	*started = 0;
+	if (!m)
+		return -1;
+	m->s = c->a->s;
+	pthread_mutex_init(&m->mu, NULL);
+	pthread_cond_init(&m->cv, NULL);
+	if (pthread_create(&th, NULL, merge_main, m) != 0) {
+		pthread_cond_destroy(&m->cv);
+		pthread_mutex_destroy(&m->mu);
+		free(m);
+		return -1;
+	}
+	*started = 1;
+	while (rc == 0 && (b = merger_take(m, b))) {
+		for (size_t i = 0; i < b->n && rc == 0; i++) {
+			c->r = &b->r[i];
+			rc = walk_one(c, stop, at);
+		}
+	}
+	merger_stop(m);
+	pthread_join(th, NULL);
+	pthread_cond_destroy(&m->cv);
+	pthread_mutex_destroy(&m->mu);
+	free(m);
+	return rc < 0 ? -1 : 0;
+}
+
 /* One walk: pass 1 when replay is 0; with replay, stops after the record
    numbered stop (from 1) and calls at(rn) after every record. */
 static int walk(struct analysis *a, struct an_sink *sink, uint64_t stop,
@@ -821,7 +1023,7 @@ static int walk(struct analysis *a, struct an_sink *sink, uint64_t stop,
 {
 	struct srec r;
 	struct ctx c = { a, &r, 0, 0, sink };
-	int ev;
+	int rc, started;
 
 	PRIV(a)->records_left = 0;
 	for (int i = 0; i < a->nprocs; i++) {
@@ -830,21 +1032,15 @@ static int walk(struct analysis *a, struct an_sink *sink, uint64_t stop,
 		PRIV(a)->live.released[i] = 0;
 	}
 	stream_rewind(a->s);
-	while (stream_next(a->s, &r)) {
-		ev = r.rec.type >= MT_REC_ALLOC && r.rec.type <= MT_REC_FREE_EX;
-		if (ev)
-			c.seq++;
-		c.rn++;
-		if (do_record(&c))
-			return -1;
-		PRIV(a)->records_left--;
-		if (--PRIV(a)->remaining[r.proc] == 0)
-			proc_exit(a, r.proc, r.t, c.rn);
-		if (at && at(a, c.rn))
-			return -1;
-		if (PRIV(a)->replay && c.rn >= stop)
-			break;
+	if ((PRIV(a)->replay ? stop : PRIV(a)->records_left) >= MERGE_THREAD_MIN) {
+		rc = walk_threaded(&c, stop, at, &started);
+		if (started)
+			return rc;
 	}
+	c.r = &r;
+	while (stream_next(a->s, &r))
+		if ((rc = walk_one(&c, stop, at)))
+			return rc < 0 ? -1 : 0;
 	return 0;
 }
 

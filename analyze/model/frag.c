@@ -36,11 +36,9 @@ void frag_advance(struct an_dev *d, uint64_t t)
 
 int frag_bucket(uint64_t bytes)
 {
-	int b = 0;
+	int b = bytes ? 63 - __builtin_clzll(bytes) : 0;    /* floor(log2) */
 
-	while (b < AN_HIST - 1 && (bytes >> (b + 1)))
-		b++;
-	return b;
+	return b < AN_HIST - 1 ? b : AN_HIST - 1;
 }
 
 void frag_hist_add(struct an_dev *d, uint64_t bytes)

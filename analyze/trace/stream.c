@@ -306,7 +306,7 @@ static int scan_trace(struct stream *s, int pi, size_t *cap_starts, int64_t *fir
 	const struct mt_file_header *h = trace_header(p->t);
 	struct trace_iter it;
 	struct trace_rec r;
-	uint64_t cur_slab = UINT64_MAX;
+	uint64_t slab_lo = 1, slab_hi = 0;      /* the bytes of the slab of r */
 	size_t cap_mod = 0, cap_stk = 0, cap_note = 0, undue = SIZE_MAX;    /* a start without its due */
 	int64_t wshift = (int64_t)(h->start_wall_ns - h->start_mono_ns);
 
@@ -315,12 +315,14 @@ static int scan_trace(struct stream *s, int pi, size_t *cap_starts, int64_t *fir
 	*last_wall = *first_wall;
 	trace_iter_init(&it, p->t);
 	while (trace_next(&it, &r)) {
-		uint64_t sl = slab_of(p->t, &r);
 		/* unsigned: hostile times must wrap, not overflow (found by fuzzing) */
 		int64_t w = (int64_t)(r.time_ns + (uint64_t)wshift);
 
-		if (sl != cur_slab) {
-			cur_slab = sl;
+		/* a new slab: outside the bytes of the one before (no division
+		   per record) */
+		if (r.offset < slab_lo || r.offset >= slab_hi) {
+			slab_lo = h->header_size + slab_of(p->t, &r) * h->slab_size;
+			slab_hi = slab_lo + h->slab_size;
 			if (grow((void **)&s->starts, cap_starts, s->nstarts + 1, sizeof(*s->starts)))
 				return -1;
 			s->starts[s->nstarts].it = it;
