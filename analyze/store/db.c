@@ -4,13 +4,15 @@
  * How it works: this file creates the schema and inserts what stream_open()
  * collected (processes, modules, stack frames); then the analysis pass
  * (account.c) walks the records in time order and hands each one to the
- * bulk loader (db-load.c), so events are inserted in time order (events.id
- * is that order) with each free already paired with its allocation
- * (alloc_id, and the allocation's bytes and device). All rows go in one
- * transaction, without fsync; the index is built after, on the loader's
- * thread. Memory does not grow with the trace: SQLite's page cache is
- * bounded, the loader holds two batches of rows, and nothing else is kept
- * per row.
+ * bulk loader (db-load.c), which numbers events in time order and, as the
+ * pass pairs each free with its allocation, writes one allocs row per
+ * allocation with its free (half the rows of one per event, and no index
+ * to pair them); failed calls and the frees that are not an allocation's
+ * own go to failures and frees, and the events view puts them together
+ * again. All rows go in one transaction, without fsync; the small index on
+ * frees is built after, on the loader's thread. Memory does not grow with
+ * the trace: SQLite's page cache is bounded, the loader holds two batches
+ * of rows and the allocations not freed yet (what the pass holds live).
  *
  * A killed load: the schema and meta rows are committed first, and SQLite's
  * rollback journal stays on (it costs little here: the rows go to new
@@ -49,9 +51,16 @@ static const char schema[] =
 	" base INTEGER, build_id TEXT, path TEXT);\n"
 	"CREATE TABLE frames(trace INTEGER, stack INTEGER, level INTEGER, ip INTEGER,"
 	" PRIMARY KEY(trace, stack, level)) WITHOUT ROWID;\n"
-	"CREATE TABLE events(id INTEGER PRIMARY KEY, trace INTEGER, time_ns INTEGER,"
+	"CREATE TABLE allocs(id INTEGER, trace INTEGER, time_ns INTEGER,"
+	" tid INTEGER, kind INTEGER, flags INTEGER, device INTEGER, api INTEGER, addr INTEGER,"
+	" bytes INTEGER, stack INTEGER, free_id INTEGER, free_ns INTEGER, free_tid INTEGER,"
+	" free_api INTEGER, free_stack INTEGER);\n"
+	"CREATE TABLE failures(id INTEGER PRIMARY KEY, trace INTEGER, time_ns INTEGER,"
 	" tid INTEGER, op INTEGER, kind INTEGER, flags INTEGER, device INTEGER, api INTEGER,"
-	" addr INTEGER, bytes INTEGER, result INTEGER, stack INTEGER, alloc_id INTEGER);\n"
+	" addr INTEGER, bytes INTEGER, result INTEGER, stack INTEGER);\n"
+	"CREATE TABLE frees(id INTEGER PRIMARY KEY, trace INTEGER, time_ns INTEGER,"
+	" tid INTEGER, kind INTEGER, flags INTEGER, device INTEGER, api INTEGER, addr INTEGER,"
+	" bytes INTEGER, stack INTEGER, alloc_id INTEGER);\n"
 	"CREATE TABLE event_ex(id INTEGER PRIMARY KEY, x1 INTEGER, x2 INTEGER);\n"
 	"CREATE TABLE pools(trace INTEGER, time_ns INTEGER, tid INTEGER, device INTEGER,"
 	" pool INTEGER, reserved INTEGER, used INTEGER, api INTEGER);\n"
@@ -65,21 +74,30 @@ static const char schema[] =
 	"CREATE TABLE symbols(module TEXT, offset INTEGER, level INTEGER, function TEXT,"
 	" file TEXT, line INTEGER, inlined INTEGER, PRIMARY KEY(module, offset, level))"
 	" WITHOUT ROWID;\n"
+	"CREATE VIEW events AS"
+	" SELECT id, trace, time_ns, tid, 0 AS op, kind, flags, device, api, addr, bytes,"
+	" 0 AS result, stack, NULL AS alloc_id FROM allocs"
+	" UNION ALL SELECT free_id, trace, free_ns, free_tid, 1, kind, 0, device,"
+	" free_api, addr, bytes, 0, free_stack, id FROM allocs WHERE free_id IS NOT NULL"
+	" UNION ALL SELECT id, trace, time_ns, tid, op, kind, flags, device, api, addr, bytes,"
+	" result, stack, NULL FROM failures"
+	" UNION ALL SELECT id, trace, time_ns, tid, 1, kind, flags, device, api, addr, bytes,"
+	" 0, stack, alloc_id FROM frees"
+	" ORDER BY 1;\n"
 	"CREATE VIEW ev AS SELECT e.id, e.trace, p.pid, p.rank, e.time_ns, e.tid,"
 	" CASE e.op WHEN 0 THEN 'alloc' ELSE 'free' END AS op, k.name AS kind, e.device,"
 	" a.name AS api, printf('0x%x', e.addr) AS addr, e.bytes, e.result, e.stack,"
 	" e.alloc_id FROM events e LEFT JOIN kinds k ON k.id = e.kind"
 	" LEFT JOIN apis a ON a.id = e.api LEFT JOIN processes p ON p.trace = e.trace;\n"
 	"CREATE VIEW allocations AS SELECT a.id, a.trace, a.time_ns AS alloc_ns,"
-	" f.time_ns AS free_ns, a.kind, a.device, a.addr, a.bytes, a.stack"
-	" FROM events a LEFT JOIN events f ON f.alloc_id = a.id"
-	" WHERE a.op = 0 AND a.result = 0;\n";
+	" coalesce(a.free_ns, (SELECT min(f.time_ns) FROM frees f WHERE f.alloc_id = a.id))"
+	" AS free_ns, a.kind, a.device, a.addr, a.bytes, a.stack FROM allocs a;\n";
 
 /* What the loader runs once every row is in. */
 static const char closing_sql[] =
 	"COMMIT;\n"
 	"PRAGMA cache_size=-16384;\n"
-	"CREATE INDEX events_alloc ON events(alloc_id) WHERE alloc_id IS NOT NULL;\n"
+	"CREATE INDEX frees_alloc ON frees(alloc_id) WHERE alloc_id IS NOT NULL;\n"
 	"INSERT INTO meta VALUES ('complete', '1');\n";
 
 struct db {

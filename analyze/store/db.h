@@ -15,7 +15,7 @@
 #include "model/report.h"
 #include "model/symbols.h"
 
-#define DB_SCHEMA_VERSION 3
+#define DB_SCHEMA_VERSION 4
 
 struct db;
 
