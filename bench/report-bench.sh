@@ -8,7 +8,9 @@
 # BENCH_ROUNDS times (default 3) after a sync, so that the writeback of
 # earlier files does not compete for the CPUs; prints one line per kind:
 # events, median seconds (and the range), events per second at the median,
-# the largest peak RSS.
+# the median CPU seconds (user + system: the figure to compare on a busy
+# machine), the largest peak RSS. MEMTRACE=PATH times another build of
+# memtrace (an older one, to compare) on the same traces.
 #   make tests-build && bench/report-bench.sh            (1 M and 10 M)
 #   bench/report-bench.sh 200000                         (one size)
 #   bench/report-bench.sh ranks [RANKS [EVENTS]]         (many ranks)
@@ -22,7 +24,7 @@
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 B=$ROOT/build
-M=$B/memtrace
+M=${MEMTRACE:-$B/memtrace}
 SIM=$B/simcuda/driver:$B/simcuda/runtime
 TIME=/usr/bin/time
 [ -x "$M" ] && [ -x "$B/tests/clients/rt-threads" ] || { echo "build first: make tests-build" >&2; exit 1; }
@@ -91,14 +93,16 @@ measure() {
 		s=$(sed -n 's/.*Elapsed (wall clock) time (h:mm:ss or m:ss): //p' "$D/time.txt" |
 			awk -F: '{ t = 0; for (i = 1; i <= NF; i++) t = t * 60 + $i; print t }')
 		kb=$(sed -n 's/.*Maximum resident set size (kbytes): //p' "$D/time.txt")
-		echo "$s $kb" >>"$D/rounds.txt"
+		cpu=$(sed -n 's/.*\(User\|System\) time (seconds): //p' "$D/time.txt" | awk '{ t += $1 } END { print t }')
+		echo "$s $kb $cpu" >>"$D/rounds.txt"
 		r=$((r + 1))
 	done
-	sort -n "$D/rounds.txt" | awk -v l="$label" -v n="$n" '
+	cm=$(awk '{ print $3 }' "$D/rounds.txt" | sort -n | awk '{ c[NR] = $1 } END { print c[int((NR + 1) / 2)] }')
+	sort -n "$D/rounds.txt" | awk -v l="$label" -v n="$n" -v cm="$cm" '
 		{ s[NR] = $1; if ($2 > kb) kb = $2 }
 		END { m = s[int((NR + 1) / 2)]
-		      printf "%-26s %9d events %6.2f s (%.2f-%.2f) %9.0f events/s %6.1f MB peak RSS\n",
-			l, n, m, s[1], s[NR], (m > 0 ? n / m : 0), kb / 1024 }'
+		      printf "%-26s %9d events %6.2f s (%.2f-%.2f) %9.0f events/s %6.2f s CPU %6.1f MB peak RSS\n",
+			l, n, m, s[1], s[NR], (m > 0 ? n / m : 0), cm, kb / 1024 }'
 }
 
 for n in "$@"; do
