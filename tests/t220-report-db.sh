@@ -7,7 +7,8 @@
 # allocs row per allocation with its first free (50,000 rows for the
 # 100,000 events), failed calls in failures, and every other free in frees:
 # drv-rep-vmm's unmaps (of device 0, from the handle, where the mapping is
-# device -1) and rt-rep-peak's failed cudaMalloc; the events view gives the
+# device -1), rt-rep-peak's failed cudaMalloc and a free of an unknown
+# address (tests/data/fuzz-frag-qsort-null.bin); the events view gives the
 # old rows back. A database of schema 3 is rebuilt. A database that
 # cannot grow stops the report with one line and exit 1 and is removed,
 # and the next report builds it; so does a report killed by SIGTERM, and
@@ -83,6 +84,15 @@ TRACE=$T/peak.bin traced "$CLIENTS/rt-rep-peak" >/dev/null 2>run.err || fail "rt
 expect_eq "$(q peak.bin.db "SELECT id, op, kind, flags, device, api, addr, bytes, result FROM failures")" \
 	"10|0|1|128|0|64|0|1125899906842624|2" "peak: failures"
 expect_eq "$(q peak.bin.db "SELECT count(*), count(free_id) FROM allocs")" "5|4" "peak: allocs"
+
+# --- a free of an address nothing was allocated at (the fuzzer's trace of
+# tests/data): a frees row with alloc_id NULL, the free's own bytes
+"$MEMTRACE" report --db unk.db "$ROOT/tests/data/fuzz-frag-qsort-null.bin" >out 2>err ||
+	fail "report of the unknown free exited $?: $(cat err)"
+expect_eq "$(q unk.db "SELECT id, kind, device, bytes, quote(alloc_id) FROM frees")" "4|1|-1|1688850496301567|NULL" \
+	"unknown free: frees"
+expect_eq "$(q unk.db "SELECT id, free_id FROM allocs ORDER BY id")" "1|2
+3|" "unknown free: allocs"
 
 # --- 100,000 events from two threads
 LD_LIBRARY_PATH=$SIM MEMTRACE_DEPTH=2 "$MEMTRACE" run -o big.bin -- "$CLIENTS/rt-threads" 2 25000 \
