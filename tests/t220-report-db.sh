@@ -30,10 +30,10 @@ expect_eq "$(q sample.bin.db "SELECT id, trace, time_ns, tid, op, kind, flags, d
 2|1|101|200|0|5|0|1|8|0x7f2000000000|4096|0|0|
 3|1|5000000005|100|1|1|0|0|7|0x7f1000000000|1048576|0|0|1
 4|1|9000000000|100|0|10|64|0|32|0x10|64|0|0|" "sample: events"
-expect_eq "$(q sample.bin.db "SELECT id, free_id, free_ns, free_tid, free_api, free_stack FROM allocs
-	ORDER BY id")" "1|3|5000000005|100|7|0
-2|||||
-4|||||" "sample: allocs and their frees"
+expect_eq "$(q sample.bin.db "SELECT id, free_id, free_ns, free_tid, free_api, free_flags, free_stack
+	FROM allocs ORDER BY id")" "1|3|5000000005|100|7|0|0
+2||||||
+4||||||" "sample: allocs and their frees"
 expect_eq "$(q sample.bin.db "SELECT (SELECT count(*) FROM failures), (SELECT count(*) FROM frees)")" "0|0" \
 	"sample: no failures, no other frees"
 expect_eq "$(q sample.bin.db "SELECT * FROM event_ex")" "2|20480|24576" "sample: event_ex"

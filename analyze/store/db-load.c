@@ -39,13 +39,14 @@
 /* allocs' columns, named: its rowid comes after them (the order rows are
    written in, by their free) */
 #define ALLOCS_COLS "(id, trace, time_ns, tid, kind, flags, device, api, addr, bytes," \
-	" stack, free_id, free_ns, free_tid, free_api, free_stack)"
+	" stack, free_id, free_ns, free_tid, free_api, free_flags, free_stack)"
 
 enum { T_ALLOCS, T_FAILURES, T_FREES, T_EVENT_EX, T_POOLS, T_MEMINFO, T_NOTES, NTABLES };
 
 /* allocs' columns: the allocation's, then its free's (NULL: not freed) */
 enum { A_ID, A_TRACE, A_TIME, A_TID, A_KIND, A_FLAGS, A_DEVICE, A_API, A_ADDR, A_BYTES,
-       A_STACK, A_FREE_ID, A_FREE_NS, A_FREE_TID, A_FREE_API, A_FREE_STACK, A_NCOLS };
+       A_STACK, A_FREE_ID, A_FREE_NS, A_FREE_TID, A_FREE_API, A_FREE_FLAGS, A_FREE_STACK,
+       A_NCOLS };
 
 /* The tables loaded here, with their columns in schema order. */
 static const struct table {
@@ -73,7 +74,12 @@ static const struct table {
  * few). Open addressing, linear probing; seq 0 is an empty slot.
  */
 struct pending {
-	int64_t v[A_FREE_ID];       /* v[A_ID] is the event number */
+	uint64_t seq;               /* the event number */
+	uint64_t time, addr, bytes;
+	uint32_t trace, tid, stack;
+	uint16_t api;
+	int8_t device;
+	uint8_t a;                  /* kind and flags, as recorded */
 };
 
 struct pend_map {
@@ -387,9 +393,9 @@ static struct pending *pend_find(struct pend_map *m, uint64_t seq)
 	if (!m->cap)
 		return NULL;
 	for (size_t i = pend_hash(seq, m->cap);; i = (i + 1) & (m->cap - 1)) {
-		if ((uint64_t)m->slot[i].v[A_ID] == seq)
+		if (m->slot[i].seq == seq)
 			return &m->slot[i];
-		if (!m->slot[i].v[A_ID])
+		if (!m->slot[i].seq)
 			return NULL;
 	}
 }
@@ -406,9 +412,9 @@ static struct pending *pend_add(struct pend_map *m, uint64_t seq)
 		if (!ns)
 			return NULL;
 		for (size_t k = 0; k < m->cap; k++) {
-			if (!old[k].v[A_ID])
+			if (!old[k].seq)
 				continue;
-			for (i = pend_hash((uint64_t)old[k].v[A_ID], cap); ns[i].v[A_ID];
+			for (i = pend_hash(old[k].seq, cap); ns[i].seq;
 			     i = (i + 1) & (cap - 1))
 				;
 			ns[i] = old[k];
@@ -417,9 +423,9 @@ static struct pending *pend_add(struct pend_map *m, uint64_t seq)
 		m->slot = ns;
 		m->cap = cap;
 	}
-	for (i = pend_hash(seq, m->cap); m->slot[i].v[A_ID]; i = (i + 1) & (m->cap - 1))
+	for (i = pend_hash(seq, m->cap); m->slot[i].seq; i = (i + 1) & (m->cap - 1))
 		;
-	m->slot[i].v[A_ID] = (int64_t)seq;
+	m->slot[i].seq = seq;
 	m->n++;
 	return &m->slot[i];
 }
@@ -433,9 +439,9 @@ static void pend_del(struct pend_map *m, struct pending *p)
 		size_t k;
 
 		j = (j + 1) & (m->cap - 1);
-		if (!m->slot[j].v[A_ID])
+		if (!m->slot[j].seq)
 			break;
-		k = pend_hash((uint64_t)m->slot[j].v[A_ID], m->cap);
+		k = pend_hash(m->slot[j].seq, m->cap);
 		/* j's entry may fill the hole at i unless its home k lies
 		   cyclically in (i, j] */
 		if (i <= j ? (i < k && k <= j) : (i < k || k <= j))
@@ -443,15 +449,32 @@ static void pend_del(struct pend_map *m, struct pending *p)
 		m->slot[i] = m->slot[j];
 		i = j;
 	}
-	m->slot[i].v[A_ID] = 0;
+	m->slot[i].seq = 0;
 	m->n--;
 }
 
 static int by_id(const void *a, const void *b)
 {
-	int64_t x = ((const struct pending *)a)->v[A_ID], y = ((const struct pending *)b)->v[A_ID];
+	uint64_t x = ((const struct pending *)a)->seq, y = ((const struct pending *)b)->seq;
 
 	return (x > y) - (x < y);
+}
+
+/* An allocs row of p, its free's columns NULL for now. */
+static void pend_row(int64_t *v, const struct pending *p)
+{
+	v[A_ID] = (int64_t)p->seq;
+	v[A_TRACE] = p->trace;
+	v[A_TIME] = (int64_t)p->time;
+	v[A_TID] = p->tid;
+	v[A_KIND] = p->a & MT_KIND_MASK;
+	v[A_FLAGS] = p->a & ~MT_KIND_MASK;
+	v[A_DEVICE] = p->device;
+	v[A_API] = p->api;
+	v[A_ADDR] = (int64_t)p->addr;
+	v[A_BYTES] = (int64_t)p->bytes;
+	v[A_STACK] = p->stack;
+	v[A_FREE_ID] = 0;
 }
 
 /* The allocations never freed, in their order, at the end of the pass. */
@@ -462,14 +485,13 @@ static int pend_flush(struct db_load *l)
 	int64_t *v;
 
 	for (size_t i = 0; i < m->cap; i++)
-		if (m->slot[i].v[A_ID])
+		if (m->slot[i].seq)
 			m->slot[n++] = m->slot[i];
 	qsort(m->slot, n, sizeof(*m->slot), by_id);
 	for (size_t i = 0; i < n; i++) {
 		if (!(v = new_row(l, T_ALLOCS)))
 			return -1;
-		memcpy(v, m->slot[i].v, sizeof(m->slot[i].v));
-		v[A_FREE_ID] = 0;
+		pend_row(v, &m->slot[i]);
 	}
 	free(m->slot);
 	memset(m, 0, sizeof(*m));
@@ -530,41 +552,40 @@ static int sink_record(void *ctx, const struct srec *r, uint64_t seq, uint64_t a
 				l->sink.errmsg = NULL;
 				return -1;
 			}
-			pa->v[A_TRACE] = r->proc + 1;
-			pa->v[A_TIME] = (int64_t)r->t;
-			pa->v[A_TID] = r->rec.tid;
-			pa->v[A_KIND] = e->h.a & MT_KIND_MASK;
-			pa->v[A_FLAGS] = e->h.a & ~MT_KIND_MASK;
-			pa->v[A_DEVICE] = ev_dev;
-			pa->v[A_API] = e->api;
-			pa->v[A_ADDR] = (int64_t)e->addr;
-			pa->v[A_BYTES] = ev_bytes;
-			pa->v[A_STACK] = e->stack_id;
+			pa->trace = (uint32_t)r->proc + 1;
+			pa->time = r->t;
+			pa->tid = r->rec.tid;
+			pa->a = e->h.a;
+			pa->device = e->h.b;
+			pa->api = e->api;
+			pa->addr = e->addr;
+			pa->bytes = e->bytes;
+			pa->stack = e->stack_id;
 		} else if (alloc_seq && (pa = pend_find(&l->pend, alloc_seq)) &&
-			   pa->v[A_DEVICE] == ev_dev && pa->v[A_BYTES] == ev_bytes &&
-			   pa->v[A_KIND] == (e->h.a & MT_KIND_MASK) && !(e->h.a & ~MT_KIND_MASK)) {
-			/* the allocation's first free, of what it allocated, of its
-			   kind and without flags: one allocs row for both */
+			   pa->device == ev_dev && (int64_t)pa->bytes == ev_bytes &&
+			   (pa->a & MT_KIND_MASK) == (e->h.a & MT_KIND_MASK)) {
+			/* the allocation's first free, of what it allocated and of
+			   its kind: one allocs row for both */
 			if (!(v = new_row(l, T_ALLOCS)))
 				return -1;
-			memcpy(v, pa->v, sizeof(pa->v));
+			pend_row(v, pa);
 			pend_del(&l->pend, pa);
 			v[A_FREE_ID] = (int64_t)seq;
 			v[A_FREE_NS] = (int64_t)r->t;
 			v[A_FREE_TID] = r->rec.tid;
 			v[A_FREE_API] = e->api;
+			v[A_FREE_FLAGS] = e->h.a & ~MT_KIND_MASK;
 			v[A_FREE_STACK] = e->stack_id;
 		} else {
 			/* a free of nothing known, a handle's later release, an
 			   unmap of other bytes than mapped, a free of another
-			   kind or with flags: a frees row (and the allocation's
-			   own row now, without its free) */
+			   kind: a frees row (and the allocation's own row now,
+			   without its free) */
 			if (alloc_seq && (pa = pend_find(&l->pend, alloc_seq))) {
 				if (!(v = new_row(l, T_ALLOCS)))
 					return -1;
-				memcpy(v, pa->v, sizeof(pa->v));
+				pend_row(v, pa);
 				pend_del(&l->pend, pa);
-				v[A_FREE_ID] = 0;
 			}
 			if (!(v = new_row(l, T_FREES)))
 				return -1;
