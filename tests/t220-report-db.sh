@@ -85,6 +85,14 @@ expect_eq "$(q peak.bin.db "SELECT id, op, kind, flags, device, api, addr, bytes
 	"10|0|1|128|0|64|0|1125899906842624|2" "peak: failures"
 expect_eq "$(q peak.bin.db "SELECT count(*), count(free_id) FROM allocs")" "5|4" "peak: allocs"
 
+# --- bench/gen-ranks writes runtime events (flag 0x80 on the cudaMalloc and
+# on the cudaFree): each free is in its allocation's row, with its flags
+mkdir g && "$B/bench/gen-ranks" g 1 1000 >/dev/null || fail "gen-ranks failed"
+"$MEMTRACE" report --db g.db g/*.bin >out 2>err || fail "report of gen-ranks exited $?: $(cat err)"
+expect_eq "$(q g.db "SELECT count(*), count(free_id), sum(flags = 128 AND free_flags = 128) FROM allocs")" \
+	"500|500|500" "runtime events: allocs and their frees"
+expect_eq "$(q g.db "SELECT count(*) FROM frees")" 0 "runtime events: no other frees"
+
 # --- a free of an address nothing was allocated at (the fuzzer's trace of
 # tests/data): a frees row with alloc_id NULL, the free's own bytes
 "$MEMTRACE" report --db unk.db "$ROOT/tests/data/fuzz-frag-qsort-null.bin" >out 2>err ||
