@@ -9,7 +9,7 @@
  * never freed go at the end of the pass, in their order. One row per
  * allocation instead of one per event: half the rows and the work of
  * SQLite's virtual machine, and no index to pair frees with allocations
- * (10 M events: 3.4-3.9 s of CPU instead of 7.1-7.8).
+ * (a first report of 10 M events: 4.0-4.7 s of CPU instead of 7.2-7.8).
  * A full batch goes to the loader thread, which inserts each table's rows
  * with one statement, INSERT INTO T SELECT * FROM temp.load_T, where
  * load_T is a virtual table over the batch: SQLite appends the rows in one
