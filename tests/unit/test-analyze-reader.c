@@ -1406,6 +1406,71 @@ static void test_resident(void)
 }
 
 /*
+ * Many traces open at once (the ranks of a run): 40 mappings of one 4 MiB
+ * trace (64 slabs of one thread), merged together. Their records tie, so
+ * the merge moves through all 40 side by side; each trace may keep about
+ * the slab it reads in memory (64 KiB, and as much again that the kernel
+ * maps around a fault), not the 1 MiB group around it: under 8 MiB of the
+ * 160 mapped, where 1 MiB groups kept up to 40.
+ */
+static void test_resident_many(void)
+{
+	enum { NT = 40, NSLABS = 64, PER_SLAB = (65536 - sizeof(struct mt_slab_header)) / 32 };
+	struct tb tb;
+	struct trace *t[NT];
+	struct stream *st;
+	struct srec r;
+	char err[256];
+	uint64_t base_kib, max_kib = 0, n = 0;
+	int opened = 0;
+
+	TEST("resident memory of a merge of many traces") {
+		tb_init(&tb, 65536, NSLABS);
+		for (unsigned k = 0; k < NSLABS; k++) {
+			struct cursor c = tb_slab(&tb, k, 1, START_MONO + k * 1000000ull);
+
+			for (unsigned i = 0; i < PER_SLAB; i++)
+				put_event(&c, i % 2 ? MT_REC_FREE : MT_REC_ALLOC, MT_KIND_DEVICE, 0,
+					  i * 100, 0x10000 + i * 256, 256, 1, 0);
+		}
+		/* written a slab at a time, as the recorder writes: the page
+		   cache then holds it in pieces no larger than a slab (one
+		   write of 4 MiB may give folios of 2 MiB, mapped whole) */
+		write_file(tb.buf, 0);
+		for (size_t off = 0; off < tb.size; off += 65536) {
+			FILE *f = fopen(tmp_path(), "ab");
+
+			if (!f || fwrite(tb.buf + off, 1, 65536, f) != 65536 || fclose(f) != 0) {
+				perror("write");
+				exit(1);
+			}
+		}
+		free(tb.buf);
+		base_kib = rss_file_kib();
+		for (opened = 0; opened < NT; opened++) {
+			t[opened] = trace_open(tmp_path(), err, sizeof(err));
+			CHECK(t[opened] != NULL);
+			if (!t[opened])
+				break;
+		}
+		if (opened < NT)
+			break;
+		st = stream_open(t, NT, err, sizeof(err));
+		CHECK(st != NULL);
+		while (st && stream_next(st, &r))
+			if (++n % 1024 == 0 && rss_file_kib() > max_kib)
+				max_kib = rss_file_kib();
+		CHECK_EQ_U64(n, (uint64_t)NT * NSLABS * PER_SLAB);
+		/* 40 slabs of 64 KiB being read, what is mapped around them,
+		   and the test's own pages */
+		CHECK(max_kib < base_kib + 8 * 1024);
+		stream_close(st);
+	}
+	while (opened-- > 0)
+		trace_close(t[opened]);
+}
+
+/*
  * test-analyze-reader --write-sample FILE [torn] [run_id=N] [pid=N]: the
  * sample trace, for the tNNN cases; with fw, the framework records' sample
  * of build_fw() instead.
@@ -1601,6 +1666,7 @@ int main(int argc, char **argv)
 	test_names();
 	test_exit();
 	test_resident();
+	test_resident_many();
 	test_merge_order();
 	test_origin();
 	test_fw();
