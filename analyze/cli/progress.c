@@ -7,6 +7,7 @@
  * writes per walk. A rewind (done 0) starts the next walk of the phase.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -21,6 +22,7 @@ static struct {
 	const char *drawn_name;     /* what the line shows now */
 	int drawn_pct;
 	int width;                  /* characters on the line, 0: no line */
+	uint64_t delay_ns;          /* shown once the work took this long */
 } P;
 
 static uint64_t now_ns(void)
@@ -36,6 +38,16 @@ void progress_start(void)
 	memset(&P, 0, sizeof(P));
 	P.on = isatty(STDERR_FILENO);
 	P.start_ns = now_ns();
+	P.delay_ns = PROGRESS_DELAY_MS * 1000000ull;
+	/* MEMTRACE_PROGRESS_AFTER_MS: another delay (tests, slow terminals) */
+	const char *e = getenv("MEMTRACE_PROGRESS_AFTER_MS");
+	char *end;
+	if (e && *e) {
+		unsigned long long ms = strtoull(e, &end, 10);
+
+		if (!*end && *e != '-')
+			P.delay_ns = ms * 1000000ull;
+	}
 }
 
 void progress_clear(void)
@@ -63,7 +75,7 @@ static void progress_cb(void *ctx, uint64_t done, uint64_t total)
 		P.walks++;
 		return;
 	}
-	if (!P.on || !total || now_ns() - P.start_ns < PROGRESS_DELAY_MS * 1000000ull)
+	if (!P.on || !total || now_ns() - P.start_ns < P.delay_ns)
 		return;
 	name = P.walks > 1 && P.then ? P.then : P.first;
 	pct = done >= total ? 100 : (int)(done * 100 / total);

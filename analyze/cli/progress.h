@@ -2,8 +2,8 @@
  * progress.h - one line on stderr saying how far a long report has got,
  * "memtrace: loading 42%", rewritten in place with '\r' and cleared at
  * the end. Only when stderr is a terminal, and only once the work has
- * taken more than PROGRESS_DELAY_MS: quick commands and redirected output
- * never see it.
+ * taken more than PROGRESS_DELAY_MS (MEMTRACE_PROGRESS_AFTER_MS, when set):
+ * quick commands and redirected output never see it.
  *
  * There is one line per process, so the state is this file's own: the
  * pipeline names its walks over the stream without carrying a handle, and
