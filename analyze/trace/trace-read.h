@@ -32,7 +32,9 @@
  * of a 1 MiB group has been left (by trace_next() or trace_slab_done()),
  * the reader lets go of the group's pages (they are read again from the
  * page cache when next touched), so resident memory follows the slabs
- * being read, not the trace's size.
+ * being read, not the trace's size. With more than 16 traces mapped at once
+ * (a run of many ranks), each slab is let go of as soon as it is left, so
+ * resident memory stays near one slab per trace.
  *
  * Functions return NULL / -1 on failure with a message in err (no
  * "memtrace: " prefix, no newline); they never print and never exit.
