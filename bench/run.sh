@@ -247,20 +247,16 @@ echo "memtrace bench: $ROUNDS rounds of $PAIRS alloc/free pairs per thread" >&2
 		echo "\`memtrace report\` on traces of rt-threads (4 threads, MEMTRACE_DEPTH=4): the"
 		echo "first report (load into SQLite + analysis), with the database reused, and"
 		echo "without a database (bench/report-bench.sh): the median of 3 runs, each after"
-		echo "a sync, with the range; the peak RSS is the largest of the 3. Targets: >= 1 M"
-		echo "events/s end to end on 2 cores, < 200 MB at 10 M events."
+		echo "a sync, with the range and the CPU time (user + system); the peak RSS is the"
+		echo "largest of the 3. Targets (issue 15): >= 3 M events/s end to end with the"
+		echo "database at 10 M events, peak RSS <= 64 MB; >= 10 M events/s with --no-db."
 		echo
 		echo '```'
 		bench/report-bench.sh ${REPORT_EVENTS:-1000000 10000000}
 		echo '```'
 		echo
-		echo "Where a first report's time goes at 10 M events (timestamps added by hand):"
-		echo "0.55 s checking and scanning the trace; 3.6 s for the analysis pass, bound by"
-		echo "the loader thread's inserts (about 0.35 us per row) while the pass itself"
-		echo "needs 0.7 s of the other core; 1.6 s for the index on alloc_id, overlapped"
-		echo "with the shared memory pass. Without a database the report reads the 306 MB"
-		echo "trace in five walks (check, scan, pass, replay up to the peak, shared memory): the"
-		echo "--no-db line above."
+		echo "Where the time goes, each choice measured, and 1,024 ranks (too long for"
+		echo "\`make bench\`: \`bench/report-bench.sh ranks 1024\`): bench/PROFILES.md."
 	fi
 	if [ -x bench/view-bench.sh ] && command -v chromium >/dev/null 2>&1; then
 		echo
@@ -269,7 +265,8 @@ echo "memtrace bench: $ROUNDS rounds of $PAIRS alloc/free pairs per thread" >&2
 		echo "\`memtrace view\` on the same kind of traces (bench/view-bench.sh): the time to"
 		echo "write the page, its size, and headless Chromium's first paint with everything"
 		echo "drawn (measured by the page, from navigation), and the whole --dump-dom run."
-		echo "Targets: at most 30 MB and a first paint under 3 s at 10 M events. The page"
+		echo "Targets: at most 30 MB and a first paint under 3 s at 10 M events; view and"
+		echo "plot (gnuplot included) under 5 s at 10 M events. The page"
 		echo "stays near 2 MB however long the run: the model keeps a few timeline rows per"
 		echo "1/4000 of the run, and the address map the largest 20,000 allocations."
 		echo
@@ -299,5 +296,7 @@ echo "memtrace bench: $ROUNDS rounds of $PAIRS alloc/free pairs per thread" >&2
 	echo
 	echo "The load and fault versions (16 threads x 1 M pairs against the simulator's log,"
 	echo "100 SIGKILL trials, 200 forks) are bench/load.sh, run apart (about 10 minutes)."
+	echo "What memtrace top costs following 16 processes: bench/top-bench.sh, in"
+	echo "bench/PROFILES.md."
 } >"$OUT.tmp" && mv "$OUT.tmp" "$OUT"
 cat "$OUT"
