@@ -6,10 +6,11 @@
  * the merge keeps a cursor per slab in a binary heap keyed by the run time
  * of the cursor's next record; a thread's slabs follow one another in time,
  * so one cursor walks them in turn (chain_slabs) and the heap holds about
- * one cursor per thread. stream_open() walks every trace once to note
- * each slab's first record (and the reader's iterator just after it), to
- * collect the process, module, stack and driver records, and to find the
- * run's origin and end. The heap holds small entries (the key and the
+ * one cursor per thread. stream_open() takes from the reader what
+ * trace_open() noted while it validated each file (trace_slabs(): each
+ * slab's first record and the iterator just after it, its times;
+ * trace_long_records(): the module, stack and note records), so the file
+ * is not walked again before the merge, and finds the run's origin and end. The heap holds small entries (the key and the
  * cursor's number), so that a sift moves 24 bytes, not the cursor; memory
  * grows with the number of slabs (one per 64 KiB of trace), not with the
  * number of records.
@@ -102,13 +103,6 @@ struct stream {
 	void *progress_ctx;
 	int external;               /* procs belong to the caller (stream_of_procs) */
 };
-
-static uint64_t slab_of(const struct trace *t, const struct trace_rec *r)
-{
-	const struct mt_file_header *h = trace_header(t);
-
-	return (r->offset - h->header_size) / h->slab_size;
-}
 
 static int is_free(uint8_t type)
 {
@@ -311,93 +305,83 @@ static int grow(void **p, size_t *cap, size_t need, size_t elem)
 	return 0;
 }
 
-/* Collects one trace's slab starts and long records. */
+/*
+ * Collects one trace's slab starts and long records from what trace_open()
+ * noted while it validated the file: no second walk of the records.
+ */
 static int scan_trace(struct stream *s, int pi, size_t *cap_starts, int64_t *first_wall,
 		      int64_t *last_wall)
 {
 	struct sproc *p = &s->procs[pi];
 	const struct mt_file_header *h = trace_header(p->t);
-	struct trace_iter it;
-	struct trace_rec r;
-	uint64_t slab_lo = 1, slab_hi = 0;      /* the bytes of the slab of r */
-	size_t cap_mod = 0, cap_stk = 0, cap_note = 0, undue = SIZE_MAX;    /* a start without its due */
+	const struct trace_stats *ts = trace_stats(p->t);
+	const struct trace_slab_info *si;
+	const struct mt_driver *drv = trace_driver(p->t);
+	const void *const *recs;
+	size_t nsi;
+	uint32_t nrecs;
 	int64_t wshift = (int64_t)(h->start_wall_ns - h->start_mono_ns);
 
 	p->process = trace_process(p->t);
 	*first_wall = (int64_t)h->start_wall_ns;
-	*last_wall = *first_wall;
-	trace_iter_init(&it, p->t);
-	while (trace_next(&it, &r)) {
+	*last_wall = ts->last_wall_ns;
+	si = trace_slabs(p->t, &nsi);
+	if (grow((void **)&s->starts, cap_starts, s->nstarts + nsi, sizeof(*s->starts)))
+		return -1;
+	for (size_t k = 0; k < nsi; k++) {
+		struct slab_start *st = &s->starts[s->nstarts++];
 		/* unsigned: hostile times must wrap, not overflow (found by fuzzing) */
-		int64_t w = (int64_t)(r.time_ns + (uint64_t)wshift);
+		int64_t w = (int64_t)(si[k].first.time_ns + (uint64_t)wshift);
 
-		/* a new slab: outside the bytes of the one before (no division
-		   per record) */
-		if (r.offset < slab_lo || r.offset >= slab_hi) {
-			slab_lo = h->header_size + slab_of(p->t, &r) * h->slab_size;
-			slab_hi = slab_lo + h->slab_size;
-			if (grow((void **)&s->starts, cap_starts, s->nstarts + 1, sizeof(*s->starts)))
-				return -1;
-			s->starts[s->nstarts].it = it;
-			s->starts[s->nstarts].rec = r;
-			s->starts[s->nstarts].due = is_state(r.type) ? due_at(&r) : due_self(&r);
-			s->starts[s->nstarts].proc = pi;
-			s->starts[s->nstarts].min_t = r.time_ns;
-			s->starts[s->nstarts].max_t = r.time_ns;
-			s->starts[s->nstarts].next = -1;
-			s->starts[s->nstarts].chained = 0;
-			undue = is_state(r.type) ? SIZE_MAX : s->nstarts;
-			s->nstarts++;
-			if (w < *first_wall)
-				*first_wall = w;
-		} else if (undue != SIZE_MAX && is_state(r.type)) {
-			s->starts[undue].due = due_at(&r);
-			undue = SIZE_MAX;
-		}
-		if (w > *last_wall)
-			*last_wall = w;
-		if (r.time_ns < s->starts[s->nstarts - 1].min_t)
-			s->starts[s->nstarts - 1].min_t = r.time_ns;
-		if (r.time_ns > s->starts[s->nstarts - 1].max_t)
-			s->starts[s->nstarts - 1].max_t = r.time_ns;
-		s->nrecords++;
-		switch (r.type) {
-		case MT_REC_MODULE:
-			if (grow((void **)&p->modules, &cap_mod, p->nmodules + 1, sizeof(void *)))
-				return -1;
-			p->modules[p->nmodules++] = r.p;
-			break;
-		case MT_REC_STACK: {
-			const struct mt_stack *st = r.p;
+		st->it = si[k].it;
+		st->rec = si[k].first;
+		trace_rec_rebind(&st->rec, &st->it);
+		st->due.time_ns = si[k].due_time;
+		st->due.offset = si[k].due_offset;
+		st->due.type = si[k].due_type;
+		st->proc = pi;
+		st->min_t = si[k].min_t;
+		st->max_t = si[k].max_t;
+		st->next = -1;
+		st->chained = 0;
+		if (w < *first_wall)
+			*first_wall = w;
+	}
+	s->nrecords += ts->records;
+	s->nshm += ts->shm;
+	p->events = ts->events;
+	if (drv)
+		p->driver_version = drv->driver_version;
+	recs = trace_long_records(p->t, MT_REC_MODULE, &nrecs);
+	if (nrecs) {
+		if (!(p->modules = malloc(nrecs * sizeof(void *))))
+			return -1;
+		memcpy(p->modules, recs, nrecs * sizeof(void *));
+		p->nmodules = nrecs;
+	}
+	recs = trace_long_records(p->t, MT_REC_NOTE, &nrecs);
+	if (nrecs) {
+		if (!(p->notes = malloc(nrecs * sizeof(void *))))
+			return -1;
+		memcpy(p->notes, recs, nrecs * sizeof(void *));
+		p->nnotes = nrecs;
+	}
+	recs = trace_long_records(p->t, MT_REC_STACK, &nrecs);
+	for (uint32_t k = 0, cap_stk = 0; k < nrecs; k++) {
+		const struct mt_stack *st = recs[k];
 
-			if (st->id >= MAX_STACK_ID)
-				break;
-			if (st->id >= p->nstacks) {
-				size_t old = cap_stk;
+		if (st->id >= MAX_STACK_ID)
+			continue;
+		if (st->id >= p->nstacks) {
+			size_t old = cap_stk, cap = cap_stk;
 
-				if (grow((void **)&p->stacks, &cap_stk, st->id + 1, sizeof(void *)))
-					return -1;
-				memset(p->stacks + old, 0, (cap_stk - old) * sizeof(void *));
-				p->nstacks = (uint32_t)cap_stk;
-			}
-			p->stacks[st->id] = st;
-			break;
-		}
-		case MT_REC_SHM:
-			s->nshm++;
-			break;
-		case MT_REC_NOTE:
-			if (grow((void **)&p->notes, &cap_note, p->nnotes + 1, sizeof(void *)))
+			if (grow((void **)&p->stacks, &cap, st->id + 1, sizeof(void *)))
 				return -1;
-			p->notes[p->nnotes++] = r.p;
-			break;
-		case MT_REC_DRIVER:
-			p->driver_version = ((const struct mt_driver *)r.p)->driver_version;
-			break;
-		case MT_REC_ALLOC: case MT_REC_FREE: case MT_REC_ALLOC_EX: case MT_REC_FREE_EX:
-			p->events++;
-			break;
+			cap_stk = (uint32_t)cap;
+			memset(p->stacks + old, 0, (cap_stk - old) * sizeof(void *));
+			p->nstacks = cap_stk;
 		}
+		p->stacks[st->id] = st;
 	}
 	return 0;
 }

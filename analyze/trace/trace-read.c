@@ -57,6 +57,11 @@ struct trace {
 	const struct mt_fw_info **fw_infos; /* in file order */
 	uint64_t *fw_info_times;
 	uint32_t nfw_infos;
+	struct trace_slab_info *slabinfo;   /* slabs with records, file order */
+	size_t nslabinfo, cap_slabinfo;
+	const void **longrec[3];            /* MODULE, STACK, NOTE records */
+	uint32_t nlongrec[3], cap_longrec[3];
+	const struct mt_driver *driver;     /* the last DRIVER record */
 };
 
 struct fw_stack_ref {
@@ -774,6 +779,79 @@ static int sort_fw_stacks(struct trace *t, char *err, size_t errlen)
 	return 0;
 }
 
+/* A record whose time orders the analysis's state (stream.c merges the
+   others at the time of the next such record of their slab). */
+static int orders_state(uint8_t type)
+{
+	return (type >= MT_REC_ALLOC && type <= MT_REC_FREE_EX) || type == MT_REC_POOL ||
+	       type == MT_REC_MEMINFO || type == MT_REC_SHM || type == MT_REC_FW_EVENT;
+}
+
+/* Index in longrec[] of a type noted there, or -1. */
+static int longrec_index(uint8_t type)
+{
+	return type == MT_REC_MODULE ? 0 : type == MT_REC_STACK ? 1 : type == MT_REC_NOTE ? 2 : -1;
+}
+
+/*
+ * Notes rec for trace_slabs() and trace_long_records(); new: rec is the first
+ * of its slab, it the walk just after it. -1 on ENOMEM.
+ */
+static int note_rec(struct trace *t, const struct trace_iter *it, const struct trace_rec *rec,
+		    int new)
+{
+	struct trace_slab_info *si;
+	int li;
+
+	if (new) {
+		if (t->nslabinfo == t->cap_slabinfo) {
+			size_t cap = t->cap_slabinfo ? t->cap_slabinfo * 2 : 16;
+			void *p = realloc(t->slabinfo, cap * sizeof(*t->slabinfo));
+
+			if (!p)
+				return -1;
+			t->slabinfo = p;
+			t->cap_slabinfo = cap;
+		}
+		si = &t->slabinfo[t->nslabinfo++];
+		si->it = *it;
+		si->first = *rec;
+		si->min_t = si->max_t = rec->time_ns;
+		si->due_offset = UINT64_MAX;
+		si->due_time = rec->time_ns;
+		si->due_type = rec->type;
+	} else {
+		si = &t->slabinfo[t->nslabinfo - 1];
+		if (rec->time_ns < si->min_t)
+			si->min_t = rec->time_ns;
+		if (rec->time_ns > si->max_t)
+			si->max_t = rec->time_ns;
+	}
+	if (si->due_offset == UINT64_MAX && orders_state(rec->type)) {
+		si->due_time = rec->time_ns;
+		si->due_offset = rec->offset;
+		si->due_type = rec->type;
+	}
+	if (rec->type == MT_REC_SHM)
+		t->stats.shm++;
+	else if (rec->type == MT_REC_DRIVER)
+		t->driver = rec->p;
+	li = longrec_index(rec->type);
+	if (li >= 0) {
+		if (t->nlongrec[li] == t->cap_longrec[li]) {
+			uint32_t cap = t->cap_longrec[li] ? t->cap_longrec[li] * 2 : 16;
+			void *p = realloc(t->longrec[li], cap * sizeof(void *));
+
+			if (!p)
+				return -1;
+			t->longrec[li] = p;
+			t->cap_longrec[li] = cap;
+		}
+		t->longrec[li][t->nlongrec[li]++] = rec->p;
+	}
+	return 0;
+}
+
 /* Checks the header and every record of t, counting; frees t on failure. */
 static struct trace *validate(struct trace *t, char *err, size_t errlen)
 {
@@ -781,6 +859,7 @@ static struct trace *validate(struct trace *t, char *err, size_t errlen)
 	struct trace_rec rec;
 	struct scan sc = { 0, err, errlen };
 	uint32_t cap_s = 0, cap_i = 0;
+	uint64_t wshift, cur_slab = UINT64_MAX;
 	int r;
 
 	t->stats.file_size = t->size;
@@ -810,8 +889,20 @@ static struct trace *validate(struct trace *t, char *err, size_t errlen)
 		if (k % t->group == t->group - 1 || k + 1 == t->nslabs)
 			release_group(t, k / t->group);
 	}
+	t->stats.last_wall_ns = (int64_t)((const struct mt_file_header *)t->map)->start_wall_ns;
+	wshift = ((const struct mt_file_header *)t->map)->start_wall_ns -
+		 ((const struct mt_file_header *)t->map)->start_mono_ns;
 	trace_iter_init(&it, t);
 	while ((r = walk(&it, &rec, &sc, 0)) == 1) {
+		/* unsigned: hostile times must wrap, not overflow (found by fuzzing) */
+		int64_t w = (int64_t)(rec.time_ns + wshift);
+
+		if (w > t->stats.last_wall_ns)
+			t->stats.last_wall_ns = w;
+		if (note_rec(t, &it, &rec, it.slab != cur_slab) < 0)
+			return fail(t, ENOMEM, err, errlen, "cannot read '%s': %s", t->path,
+				    strerror(ENOMEM));
+		cur_slab = it.slab;
 		t->stats.records++;
 		if (rec.type >= MT_REC_ALLOC && rec.type <= MT_REC_FREE_EX)
 			t->stats.events++;
@@ -930,6 +1021,9 @@ void trace_close(struct trace *t)
 	free(t->fw_stacks);
 	free(t->fw_infos);
 	free(t->fw_info_times);
+	free(t->slabinfo);
+	for (int i = 0; i < 3; i++)
+		free(t->longrec[i]);
 	free(t->path);
 	free(t);
 }
@@ -952,6 +1046,25 @@ const struct trace_stats *trace_stats(const struct trace *t)
 const struct mt_process *trace_process(const struct trace *t)
 {
 	return t->process;
+}
+
+const struct trace_slab_info *trace_slabs(const struct trace *t, size_t *n)
+{
+	*n = t->nslabinfo;
+	return t->slabinfo;
+}
+
+const void *const *trace_long_records(const struct trace *t, unsigned type, uint32_t *n)
+{
+	int li = type < 256 ? longrec_index((uint8_t)type) : -1;
+
+	*n = li < 0 ? 0 : t->nlongrec[li];
+	return li < 0 ? NULL : (const void *const *)t->longrec[li];
+}
+
+const struct mt_driver *trace_driver(const struct trace *t)
+{
+	return t->driver;
 }
 
 void trace_exit(const struct trace *t, struct trace_exit *e)

@@ -63,6 +63,11 @@ struct trace_stats {
 	uint64_t cut_bytes;     /* bytes of the cut slab that are present (or of
 	                           the file, when it ends before slab 0) */
 	uint64_t file_size;
+	uint64_t shm;           /* SHM records */
+	int64_t last_wall_ns;   /* the latest wall-clock time of a record (its
+	                           time_ns + start_wall_ns - start_mono_ns, as
+	                           a signed sum that wraps) or start_wall_ns,
+	                           whichever is later */
 };
 
 /* One validated record. */
@@ -118,6 +123,25 @@ struct trace_iter {
 	struct trace_slab_iter si;
 };
 
+/*
+ * What trace_open() noted of each slab that has records, in file order, so
+ * that a merge (stream.c) need not walk the file again to find where each
+ * slab starts and which times it spans.
+ */
+struct trace_slab_info {
+	struct trace_iter it;   /* positioned after first, as trace_next()
+	                           leaves it */
+	struct trace_rec first; /* the slab's first record (rebind it to it
+	                           with trace_rec_rebind()) */
+	uint64_t min_t, max_t;  /* the times of its records */
+	uint64_t due_time;      /* its first record that orders state (an
+	                           event, POOL, MEMINFO, SHM or FW_EVENT): its
+	                           time, offset and type; due_offset UINT64_MAX
+	                           when the slab has none */
+	uint64_t due_offset;
+	uint8_t due_type;
+};
+
 /* A piece of a long record: not NUL-terminated, may hold any byte. */
 struct trace_bytes {
 	const char *p;
@@ -144,6 +168,15 @@ const struct mt_file_header *trace_header(const struct trace *t);
 const struct trace_stats *trace_stats(const struct trace *t);
 /* The first PROCESS record, or NULL when the trace has none. */
 const struct mt_process *trace_process(const struct trace *t);
+
+/* The slabs that have records, as trace_open() found them; *n their count. */
+const struct trace_slab_info *trace_slabs(const struct trace *t, size_t *n);
+/*
+ * The MODULE, STACK or NOTE records of t in file order (other types: none);
+ * *n their count. The last DRIVER record, or NULL.
+ */
+const void *const *trace_long_records(const struct trace *t, unsigned type, uint32_t *n);
+const struct mt_driver *trace_driver(const struct trace *t);
 
 /* How the trace's process ended: its EXIT record (format 1.1), if any. */
 struct trace_exit {

@@ -1655,6 +1655,51 @@ static void test_slab_iter(void)
 	free(tb.buf);
 }
 
+/* What trace_open() notes for the merge: the slabs with records, their
+   first record, times and first state record; the long records. */
+static void test_slab_info(void)
+{
+	struct tb tb;
+	struct trace *t;
+	struct trace_rec r;
+	struct trace_iter it;
+	const struct trace_slab_info *si;
+	const void *const *recs;
+	char err[256];
+	size_t n;
+	uint32_t nr;
+
+	build_sample(&tb, 0);
+	t = open_tb(&tb, tb.size, err, sizeof(err));
+	CHECK(t != NULL);
+	if (!t)
+		return;
+	si = trace_slabs(t, &n);
+	CHECK(n == 3);                          /* slabs 0, 1 and 3 */
+	CHECK(si[0].first.type == MT_REC_PROCESS && si[0].first.tid == 100);
+	CHECK(si[0].first.offset == HS + 16);
+	CHECK(si[0].min_t == START_MONO + 10 && si[0].max_t == START_MONO + 5000000005ull);
+	CHECK(si[0].due_type == MT_REC_ALLOC && si[0].due_time == START_MONO + 60);
+	it = si[0].it;                          /* resumes after the first record */
+	CHECK(trace_next_in_slab(&it, &r) == 1 && r.type == MT_REC_DRIVER);
+	CHECK(si[1].first.type == MT_REC_ALLOC_EX && si[1].first.tid == 200);
+	CHECK(si[1].first.offset == HS + 4096 + 16 && si[1].due_offset == si[1].first.offset);
+	CHECK(si[1].min_t == START_MONO + 100 && si[1].max_t == START_MONO + 104);  /* unknown: the base */
+	CHECK(si[2].first.type == MT_REC_ALLOC && si[2].first.offset == HS + 3 * 4096 + 16);
+	CHECK(si[2].min_t == START_MONO + 9000000000ull && si[2].due_type == MT_REC_ALLOC);
+	recs = trace_long_records(t, MT_REC_MODULE, &nr);
+	CHECK(nr == 1 && ((const struct mt_module *)recs[0])->end == 0x7f0000009000);
+	recs = trace_long_records(t, MT_REC_STACK, &nr);
+	CHECK(nr == 1 && ((const struct mt_stack *)recs[0])->depth == 2);
+	recs = trace_long_records(t, MT_REC_NOTE, &nr);
+	CHECK(nr == 2 && ((const struct mt_note *)recs[0])->len == 5);
+	CHECK(trace_long_records(t, MT_REC_ALLOC, &nr) == NULL && nr == 0);
+	CHECK(trace_driver(t) && trace_driver(t)->driver_version == 13000);
+	CHECK(trace_stats(t)->shm == 0);
+	trace_close(t);
+	free(tb.buf);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 2 && !strcmp(argv[1], "--write-sample"))
@@ -1672,6 +1717,7 @@ int main(int argc, char **argv)
 	test_fw();
 	test_slab_iter();
 	test_compact();
+	test_slab_info();
 	unlink(tmp_path());
 	return test_report(__FILE__);
 }
