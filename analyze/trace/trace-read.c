@@ -3,10 +3,13 @@
  *
  * Design: the whole file is mapped read-only and walked twice with the same
  * code, walk(). trace_open() walks it once to validate every record and
- * count what it finds; it refuses the file at the first bad record, so
- * trace_next(), which walks again, never meets one and cannot fail. Every
- * bound is checked with 64-bit arithmetic on offsets into the mapping
- * before anything is read: a trace is untrusted input (and fuzzed).
+ * count what it finds (and note each slab's start and the long records,
+ * for stream.c), the slabs from a 1 MiB group boundary near the middle on
+ * on a second thread; it refuses the file at the first bad record in file
+ * order, so trace_next(), which walks again, never meets one and cannot
+ * fail. Every bound is checked with 64-bit arithmetic on offsets into the
+ * mapping before anything is read: a trace is untrusted input (and
+ * fuzzed).
  *
  * The walk follows the slab rules of trace-format.h exactly: slabs sit at
  * header_size + k * slab_size; a slab without MT_SLAB_MAGIC is
@@ -16,6 +19,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,6 +66,7 @@ struct trace {
 	const void **longrec[3];            /* MODULE, STACK, NOTE records */
 	uint32_t nlongrec[3], cap_longrec[3];
 	const struct mt_driver *driver;     /* the last DRIVER record */
+	uint64_t exit_offset;               /* of the EXIT record */
 };
 
 struct fw_stack_ref {
@@ -852,14 +857,208 @@ static int note_rec(struct trace *t, const struct trace_iter *it, const struct t
 	return 0;
 }
 
+/* Outcomes of check_slabs() besides 0. */
+enum { BAD_RECORD = -1, NO_MEMORY = -2, SECOND_EXIT = -3 };
+
+/*
+ * Walks the slabs of t from slab from on to t->nslabs, checking each
+ * record and noting what it finds in t; 0, or an outcome above with the
+ * message in sc->err.
+ */
+static int check_slabs(struct trace *t, uint64_t from, struct scan *sc)
+{
+	const struct mt_file_header *fh = (const void *)t->map;
+	uint64_t wshift = fh->start_wall_ns - fh->start_mono_ns, cur_slab = UINT64_MAX;
+	struct trace_iter it;
+	struct trace_rec rec;
+	uint32_t cap_s = 0, cap_i = 0;
+	int r;
+
+	t->stats.last_wall_ns = (int64_t)fh->start_wall_ns;
+	trace_iter_init(&it, t);
+	it.slab = from;
+	while ((r = walk(&it, &rec, sc, 0)) == 1) {
+		/* unsigned: hostile times must wrap, not overflow (found by fuzzing) */
+		int64_t w = (int64_t)(rec.time_ns + wshift);
+
+		if (w > t->stats.last_wall_ns)
+			t->stats.last_wall_ns = w;
+		if (note_rec(t, &it, &rec, it.slab != cur_slab) < 0)
+			return NO_MEMORY;
+		cur_slab = it.slab;
+		t->stats.records++;
+		if (rec.type >= MT_REC_ALLOC && rec.type <= MT_REC_FREE_EX)
+			t->stats.events++;
+		if (rec.type == MT_REC_FW_EVENT)
+			t->stats.fw_events++;
+		if ((rec.type == MT_REC_FW_STACK || rec.type == MT_REC_FW_INFO) &&
+		    index_fw(t, &rec, &cap_s, &cap_i) < 0)
+			return NO_MEMORY;
+		if (rec.type == MT_REC_PROCESS && !t->process)
+			t->process = rec.p;
+		if (rec.type == MT_REC_EXIT) {
+			const struct mt_exit *x = rec.p;
+
+			/* A process ends once: two ends is a damaged file. */
+			if (t->exit.recorded) {
+				set_err(sc->err, sc->errlen,
+					"'%s': corrupt exit record at offset %#llx: a second exit record",
+					t->path, (unsigned long long)rec.offset);
+				return SECOND_EXIT;
+			}
+			t->exit.recorded = 1;
+			t->exit.how = x->h.a;
+			t->exit.status = x->status;
+			t->exit.time_ns = rec.time_ns;
+			t->exit.tid = rec.tid;
+			t->exit_offset = rec.offset;
+		}
+		if (!trace_type_name(rec.type))
+			t->stats.unknown++;
+	}
+	return r < 0 ? BAD_RECORD : 0;
+}
+
+/* The second half of a check on another thread: a copy of the trace that
+   notes what it finds in its own arrays. */
+struct half {
+	struct trace t;
+	uint64_t from;
+	struct scan sc;
+	char err[512];
+	int r;
+};
+
+static void *check_half(void *arg)
+{
+	struct half *h = arg;
+
+	h->r = check_slabs(&h->t, h->from, &h->sc);
+	return NULL;
+}
+
+static void free_found(struct trace *t)
+{
+	free(t->fw_stacks);
+	free(t->fw_infos);
+	free(t->fw_info_times);
+	free(t->slabinfo);
+	for (int i = 0; i < 3; i++)
+		free(t->longrec[i]);
+}
+
+/* dst[*n..] = src[0..m): grows *dst to hold them; -1 on ENOMEM. */
+static int append(void **dst, const void *src, size_t n, size_t m, size_t elem)
+{
+	void *p;
+
+	if (!m)
+		return 0;
+	if (!(p = realloc(*dst, (n + m) * elem)))
+		return -1;
+	memcpy((char *)p + n * elem, src, m * elem);
+	*dst = p;
+	return 0;
+}
+
+/* Adds what the second half h found after what t found; -1 on ENOMEM. */
+static int join_half(struct trace *t, struct half *h)
+{
+	struct trace *u = &h->t;
+	size_t n0 = t->nslabinfo;
+
+	if (append((void **)&t->slabinfo, u->slabinfo, t->nslabinfo, u->nslabinfo,
+		   sizeof(*t->slabinfo)) ||
+	    append((void **)&t->fw_stacks, u->fw_stacks, t->nfw_stacks, u->nfw_stacks,
+		   sizeof(*t->fw_stacks)) ||
+	    append((void **)&t->fw_infos, u->fw_infos, t->nfw_infos, u->nfw_infos,
+		   sizeof(*t->fw_infos)) ||
+	    append((void **)&t->fw_info_times, u->fw_info_times, t->nfw_infos, u->nfw_infos,
+		   sizeof(*t->fw_info_times)))
+		return -1;
+	for (int i = 0; i < 3; i++)
+		if (append((void **)&t->longrec[i], u->longrec[i], t->nlongrec[i], u->nlongrec[i],
+			   sizeof(void *)))
+			return -1;
+	t->nslabinfo += u->nslabinfo;
+	t->cap_slabinfo = t->nslabinfo;
+	for (size_t k = n0; k < t->nslabinfo; k++)
+		t->slabinfo[k].it.t = t;
+	t->nfw_stacks += u->nfw_stacks;
+	t->nfw_infos += u->nfw_infos;
+	for (int i = 0; i < 3; i++) {
+		t->nlongrec[i] += u->nlongrec[i];
+		t->cap_longrec[i] = t->nlongrec[i];
+	}
+	if (!t->process)
+		t->process = u->process;
+	if (u->driver)
+		t->driver = u->driver;
+	if (!t->exit.recorded) {
+		t->exit = u->exit;
+		t->exit_offset = u->exit_offset;
+	}
+	t->stats.records += u->stats.records;
+	t->stats.events += u->stats.events;
+	t->stats.fw_events += u->stats.fw_events;
+	t->stats.unknown += u->stats.unknown;
+	t->stats.shm += u->stats.shm;
+	if (u->stats.last_wall_ns > t->stats.last_wall_ns)
+		t->stats.last_wall_ns = u->stats.last_wall_ns;
+	return 0;
+}
+
+/*
+ * Checks the slabs of t, those of the second half (from a group boundary
+ * on) on a second thread when the file has two groups or more (2 MiB):
+ * slabs decode on their
+ * own, so two halves take half the time before the pass can start. The
+ * outcome and message are those of one walk in file order: the first
+ * half's failure, else a second exit record across the halves, else the
+ * second half's failure.
+ */
+static int check_all(struct trace *t, struct scan *sc)
+{
+	uint64_t n = t->nslabs, mid = (n / 2 / t->group) * t->group;
+	struct half *h;
+	pthread_t th;
+	int r;
+
+	if (mid == 0 || !(h = calloc(1, sizeof(*h))))
+		return check_slabs(t, 0, sc);
+	h->t = *t;
+	h->from = mid;
+	h->sc.err = h->err;
+	h->sc.errlen = sizeof(h->err);
+	if (pthread_create(&th, NULL, check_half, h)) {
+		free(h);
+		return check_slabs(t, 0, sc);
+	}
+	t->nslabs = mid;
+	r = check_slabs(t, 0, sc);
+	pthread_join(th, NULL);
+	t->nslabs = n;
+	sc->torn += h->sc.torn;
+	if (r == 0 && t->exit.recorded && h->t.exit.recorded) {
+		set_err(sc->err, sc->errlen,
+			"'%s': corrupt exit record at offset %#llx: a second exit record", t->path,
+			(unsigned long long)h->t.exit_offset);
+		r = SECOND_EXIT;
+	} else if (r == 0 && h->r) {
+		set_err(sc->err, sc->errlen, "%s", h->err);
+		r = h->r;
+	}
+	if (r == 0 && join_half(t, h) < 0)
+		r = NO_MEMORY;
+	free_found(&h->t);
+	free(h);
+	return r;
+}
+
 /* Checks the header and every record of t, counting; frees t on failure. */
 static struct trace *validate(struct trace *t, char *err, size_t errlen)
 {
-	struct trace_iter it;
-	struct trace_rec rec;
 	struct scan sc = { 0, err, errlen };
-	uint32_t cap_s = 0, cap_i = 0;
-	uint64_t wshift, cur_slab = UINT64_MAX;
 	int r;
 
 	t->stats.file_size = t->size;
@@ -889,48 +1088,10 @@ static struct trace *validate(struct trace *t, char *err, size_t errlen)
 		if (k % t->group == t->group - 1 || k + 1 == t->nslabs)
 			release_group(t, k / t->group);
 	}
-	t->stats.last_wall_ns = (int64_t)((const struct mt_file_header *)t->map)->start_wall_ns;
-	wshift = ((const struct mt_file_header *)t->map)->start_wall_ns -
-		 ((const struct mt_file_header *)t->map)->start_mono_ns;
-	trace_iter_init(&it, t);
-	while ((r = walk(&it, &rec, &sc, 0)) == 1) {
-		/* unsigned: hostile times must wrap, not overflow (found by fuzzing) */
-		int64_t w = (int64_t)(rec.time_ns + wshift);
-
-		if (w > t->stats.last_wall_ns)
-			t->stats.last_wall_ns = w;
-		if (note_rec(t, &it, &rec, it.slab != cur_slab) < 0)
-			return fail(t, ENOMEM, err, errlen, "cannot read '%s': %s", t->path,
-				    strerror(ENOMEM));
-		cur_slab = it.slab;
-		t->stats.records++;
-		if (rec.type >= MT_REC_ALLOC && rec.type <= MT_REC_FREE_EX)
-			t->stats.events++;
-		if (rec.type == MT_REC_FW_EVENT)
-			t->stats.fw_events++;
-		if ((rec.type == MT_REC_FW_STACK || rec.type == MT_REC_FW_INFO) &&
-		    index_fw(t, &rec, &cap_s, &cap_i) < 0)
-			return fail(t, ENOMEM, err, errlen, "cannot read '%s': %s", t->path,
-				    strerror(ENOMEM));
-		if (rec.type == MT_REC_PROCESS && !t->process)
-			t->process = rec.p;
-		if (rec.type == MT_REC_EXIT) {
-			const struct mt_exit *x = rec.p;
-
-			/* A process ends once: two ends is a damaged file. */
-			if (t->exit.recorded)
-				return fail(t, EINVAL, err, errlen,
-					    "'%s': corrupt exit record at offset %#llx: a second exit record",
-					    t->path, (unsigned long long)rec.offset);
-			t->exit.recorded = 1;
-			t->exit.how = x->h.a;
-			t->exit.status = x->status;
-			t->exit.time_ns = rec.time_ns;
-			t->exit.tid = rec.tid;
-		}
-		if (!trace_type_name(rec.type))
-			t->stats.unknown++;
-	}
+	r = check_all(t, &sc);
+	if (r == NO_MEMORY)
+		return fail(t, ENOMEM, err, errlen, "cannot read '%s': %s", t->path,
+			    strerror(ENOMEM));
 	if (r < 0 || sort_fw_stacks(t, err, errlen) < 0)
 		return fail(t, EINVAL, NULL, 0, "");
 	t->stats.torn = sc.torn;
@@ -1018,12 +1179,7 @@ void trace_close(struct trace *t)
 	}
 	free(t->group_slabs);
 	free(t->group_left);
-	free(t->fw_stacks);
-	free(t->fw_infos);
-	free(t->fw_info_times);
-	free(t->slabinfo);
-	for (int i = 0; i < 3; i++)
-		free(t->longrec[i]);
+	free_found(t);
 	free(t->path);
 	free(t);
 }

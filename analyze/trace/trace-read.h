@@ -5,7 +5,10 @@
  *
  * trace_open() maps the file read-only and validates all of it before it
  * returns: the header, then every record of every slab, against the slab
- * bounds, the per-type minimum sizes and the string lengths. A file that
+ * bounds, the per-type minimum sizes and the string lengths (the second
+ * half of the slabs on a second thread when the file has 2 MiB of them or
+ * more: slabs decode on their own), and notes what a merge needs so that it
+ * need not walk the file again (trace_slabs(), trace_long_records()). A file that
  * fails any check is refused with one message; a file that passes can be
  * walked with trace_next() any number of times, and every record it hands
  * out is safe to read through its struct (within rec->size bytes).

@@ -1700,6 +1700,87 @@ static void test_slab_info(void)
 	free(tb.buf);
 }
 
+/*
+ * A trace of 600 slabs of 4 KiB (two 1 MiB groups or more) is checked in
+ * two halves on two threads, from slab 256 on: what trace_open() notes and
+ * refuses is what one walk in file order would.
+ */
+static void test_halves(void)
+{
+	struct tb tb;
+	struct cursor c;
+	struct trace *t;
+	struct trace_rec r;
+	struct trace_iter it;
+	struct trace_exit x;
+	const struct trace_slab_info *si;
+	char err[512], msg[256];
+	size_t n, exit300, bad400;
+	uint32_t nr;
+	uint64_t walked = 0;
+
+	tb_init(&tb, 4096, 600);
+	c = tb_slab(&tb, 0, 1, START_MONO);
+	put_event(&c, MT_REC_ALLOC, MT_KIND_DEVICE, 0, 1, 0x100, 10, MT_API_cuMemAlloc_v2, 0);
+	put_module(&c, 2);
+	c = tb_slab(&tb, 300, 2, START_MONO + 1000);
+	put_event(&c, MT_REC_ALLOC, MT_KIND_DEVICE, 0, 1, 0x200, 20, MT_API_cuMemAlloc_v2, 0);
+	put_module(&c, 3);
+	exit300 = c.pos;
+	{
+		struct mt_exit e = { head(MT_REC_EXIT, 2, MT_EXIT_EXIT, 0), 5, 9, 0 };
+		put_rec(&c, &e, sizeof(e), 1);
+	}
+	c = tb_slab(&tb, 599, 3, START_MONO + 2000);
+	put_event(&c, MT_REC_FREE, MT_KIND_DEVICE, 0, 1, 0x100, 0, MT_API_cuMemFree_v2, 0);
+
+	TEST("two halves: slabs, long records and the exit of both") {
+		t = open_tb(&tb, tb.size, err, sizeof(err));
+		CHECK(t != NULL);
+		if (t) {
+			si = trace_slabs(t, &n);
+			CHECK(n == 3);
+			CHECK(n == 3 && si[1].first.offset == 301 * 4096 + 16 && si[1].first.tid == 2);
+			CHECK(n == 3 && si[2].first.type == MT_REC_FREE && si[2].min_t == START_MONO + 2001);
+			it = si[1].it;              /* made in the second half */
+			CHECK(trace_next_in_slab(&it, &r) == 1 && r.type == MT_REC_MODULE);
+			CHECK(trace_long_records(t, MT_REC_MODULE, &nr) && nr == 2);
+			CHECK_EQ_U64(trace_stats(t)->records, 6);
+			CHECK_EQ_U64(trace_stats(t)->events, 3);
+			trace_exit(t, &x);
+			CHECK(x.recorded && x.tid == 2 && x.status == 9);
+			trace_iter_init(&it, t);
+			while (next(&it, &r))
+				walked++;
+			CHECK_EQ_U64(walked, 6);
+			trace_close(t);
+		}
+	}
+	c = tb_slab(&tb, 10, 4, START_MONO + 500);
+	{
+		struct mt_exit e = { head(MT_REC_EXIT, 2, MT_EXIT_EXIT, 0), 5, 1, 0 };
+		put_rec(&c, &e, sizeof(e), 1);
+	}
+	TEST("two halves: a second exit record in the second half is refused at its offset") {
+		snprintf(msg, sizeof(msg), "corrupt exit record at offset %#zx: a second exit record",
+			 exit300);
+		expect_error(&tb, tb.size, msg);
+	}
+	c = tb_slab(&tb, 400, 5, START_MONO + 1500);
+	bad400 = c.pos;
+	put_event(&c, MT_REC_ALLOC, MT_KIND_DEVICE, 0, 1, 0x300, 30, MT_API_cuMemAlloc_v2, 0);
+	tb.buf[c.pos - 32] = 0;                 /* type 0 */
+	TEST("two halves: the second exit comes before a bad record after it") {
+		expect_error(&tb, tb.size, msg);
+	}
+	memset(tb.buf + 11 * 4096, 0, 4096);    /* slab 10 gone: one exit left */
+	TEST("two halves: a bad record in the second half") {
+		snprintf(msg, sizeof(msg), "corrupt record at offset %#zx: type 0", bad400);
+		expect_error(&tb, tb.size, msg);
+	}
+	free(tb.buf);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 2 && !strcmp(argv[1], "--write-sample"))
@@ -1718,6 +1799,7 @@ int main(int argc, char **argv)
 	test_slab_iter();
 	test_compact();
 	test_slab_info();
+	test_halves();
 	unlink(tmp_path());
 	return test_report(__FILE__);
 }
