@@ -16,6 +16,7 @@
 #include <sys/statvfs.h>
 
 #include "live/figures.h"
+#include "model/report.h"
 #include "model/symbols.h"
 #include "views/format.h"
 
@@ -124,12 +125,7 @@ static void site_name(struct follow *f, const struct an_site *s, char *buf, size
 		snprintf(buf, len, s->stack ? "stack %d:%u" : "(no stack)", s->proc, s->stack);
 		return;
 	}
-	for (int i = 0; i < st->nframes; i++)
-		if (st->frames[i].user) {
-			frame_name(&st->frames[i], buf, len);
-			return;
-		}
-	frame_name(&st->frames[0], buf, len);
+	frame_name(rep_main_frame(st), buf, len);
 }
 
 static int cmp_name(const void *x, const void *y)
