@@ -17,14 +17,14 @@
 #include "cli/pipeline.h"
 #include "cli/progress.h"
 
-/* Two names of one file (a path with "..", a hard link, a symlink):
-   -1, or the index of the earlier name of the same file. */
-static int same_file(char **files, const struct stat *st, int i)
+/* Two names of one file (a path with "..", a hard link, a symlink): -1,
+   or the index of the earlier name of the same file. st[0..i] are the
+   names' stat results (an earlier name that could not be stat'ed stopped
+   the opening before name i). */
+static int same_file(const struct stat *st, int i)
 {
-	struct stat o;
-
 	for (int j = 0; j < i; j++)
-		if (stat(files[j], &o) == 0 && o.st_dev == st[i].st_dev && o.st_ino == st[i].st_ino)
+		if (st[j].st_dev == st[i].st_dev && st[j].st_ino == st[i].st_ino)
 			return j;
 	return -1;
 }
@@ -61,7 +61,7 @@ static int open_traces(struct pipeline *p, char **files, int n, char **uniq,
 		return -1;
 	}
 	for (int i = 0; i < n; i++) {
-		int j = stat(files[i], &st[i]) == 0 ? same_file(files, st, i) : -1;
+		int j = stat(files[i], &st[i]) == 0 ? same_file(st, i) : -1;
 		if (j >= 0) {
 			snprintf(msg, sizeof(msg), "'%s' is the same file as '%s': counted once",
 				 files[i], files[j]);
