@@ -46,12 +46,12 @@ $(sed -n '/^framework/,$p' "$1" | head -40)"
 gen split
 line split.txt "framework: PyTorch, device 0" >/dev/null
 expect_eq "$(line split.txt "  peak allocated ")" \
-"  peak allocated 26.0 MiB at $(grep -o '  peak allocated 26.0 MiB at [^:]*' split.txt | sed 's/.* at //'): reserved 40.0 MiB = allocated 26.0 MiB + cached 14.0 MiB (inactive split 14.0 MiB, largest free block 14.0 MiB)" \
+"  peak allocated 26.0 MiB at $(grep -o '  peak allocated 26.0 MiB at [^:]*' split.txt | sed 's/.* at //'): reserved 40.0 MiB = allocated 26.0 MiB + cached 14.0 MiB (requested 26.0 MiB; inactive split 14.0 MiB, largest free block 14.0 MiB)" \
 	"split: text, peak of allocated"
-line split.txt "  peak reserved 40.0 MiB at " | grep -q -F ": reserved 40.0 MiB = allocated 20.0 MiB + cached 20.0 MiB (inactive split 0 B, largest free block 20.0 MiB)" ||
+line split.txt "  peak reserved 40.0 MiB at " | grep -q -F ": reserved 40.0 MiB = allocated 20.0 MiB + cached 20.0 MiB (requested 20.0 MiB; inactive split 0 B, largest free block 20.0 MiB)" ||
 	fail "split: text, peak of reserved: $(line split.txt "  peak reserved ")"
 expect_eq "$(line split.txt "  at exit: reserved")" \
-	"  at exit: reserved 40.0 MiB = allocated 18.0 MiB + cached 22.0 MiB (inactive split 22.0 MiB, largest free block 14.0 MiB)" \
+	"  at exit: reserved 40.0 MiB = allocated 18.0 MiB + cached 22.0 MiB (requested 18.0 MiB; inactive split 22.0 MiB, largest free block 14.0 MiB)" \
 	"split: text, at exit"
 expect_eq "$(line split.txt "  CUDA API: ")" \
 	"  CUDA API: peak reserved 40.0 MiB; at the framework's peak of reserved 40.0 MiB, of which 0 B outside the framework's segments (other allocations: NCCL, cuBLAS, other libraries)" \
@@ -72,7 +72,8 @@ expect_eq "$(pj split.json "[(s['site'], s['file'], s['line'], s['function'], s[
 expect_eq "$(q split.bin.db "SELECT moment, reserved, allocated, cached, inactive_split, largest_free, awaiting_free FROM fw_device WHERE trace IS NULL ORDER BY rowid")" \
 "peak_allocated|$((40*M))|$((26*M))|$((14*M))|$((14*M))|$((14*M))|0
 peak_reserved|$((40*M))|$((20*M))|$((20*M))|0|$((20*M))|0
-exit|$((40*M))|$((18*M))|$((22*M))|$((22*M))|$((14*M))|0" "split: database, fw_device of the run"
+exit|$((40*M))|$((18*M))|$((22*M))|$((22*M))|$((14*M))|0
+peak_requested|$((40*M))|$((26*M))|$((14*M))|$((14*M))|$((14*M))|0" "split: database, fw_device of the run"
 expect_eq "$(q split.bin.db "SELECT moment, reserved, allocated, cached FROM fw_device WHERE trace = 1 AND moment = 'exit'")" \
 	"exit|$((40*M))|$((18*M))|$((22*M))" "split: database, fw_device of the process"
 expect_eq "$(q split.bin.db "SELECT site, size, free_requested_ns IS NOT NULL, free_completed_ns IS NOT NULL, free_completed_ns >= free_requested_ns FROM fw_blocks ORDER BY alloc_ns")" \
@@ -96,10 +97,10 @@ expect_eq "$(sed -n '/^tensor leak candidates/,/^$/p' leak.txt)" \
               left at exit, growing (highest live 8.00 MiB)
   cache held at exit (the framework's free blocks, not a leak): pid $(sed -n 's/^  pid \([0-9]*\) .*/\1/p' leak.txt) device 0 12.0 MiB" "leak: text, tensor leak candidates"
 expect_eq "$(pj leak.json "[(l['site'], l['reasons'], l['bytes'], l['count']) for l in r['framework']['leaks']] + [(c['device'], c['bytes']) for c in r['framework']['cache_at_exit']]")" \
-	"[(2, ['live_at_exit', 'growing'], $((8*M)), 8), (0, $((12*M)))]" "leak: JSON, leaks and cache at exit"
+	"[(1, ['live_at_exit', 'growing'], $((8*M)), 8), (0, $((12*M)))]" "leak: JSON, leaks and cache at exit"
 expect_eq "$(q leak.bin.db "SELECT id, line, allocs, exit_bytes, exit_count, leak_at_exit, leak_growing FROM fw_sites ORDER BY id")" \
-"1|30|8|0|0|0|0
-2|33|8|$((8*M))|8|1|1" "leak: database, fw_sites"
+"1|33|8|$((8*M))|8|1|1
+2|30|8|0|0|0|0" "leak: database, fw_sites"
 
 # --- oom: enough cache, in pieces
 gen oom SIMCUDA_MEM=24M SIMCUDA_CTX_OVERHEAD=2M
@@ -107,7 +108,7 @@ expect_eq "$(cat oom.out)" "device_free=$((2*M)) total=$((24*M))" "oom: the devi
 expect_eq "$(sed -n '/^framework out-of-memory errors/,/^$/p' oom.txt | sed 's/^  +.* pid [0-9]* device/  T pid P device/')" \
 "framework out-of-memory errors (1)
   T pid P device 0: request of 6.00 MiB failed: fragmentation
-      reserved 20.0 MiB = allocated 8.00 MiB + cached 12.0 MiB (inactive split 12.0 MiB, largest free block 3.00 MiB)
+      reserved 20.0 MiB = allocated 8.00 MiB + cached 12.0 MiB (requested 8.00 MiB; inactive split 12.0 MiB, largest free block 3.00 MiB)
       device free 2.00 MiB (as the framework saw it) of 24.0 MiB; outside the framework 2.00 MiB; memtrace's reserved of the process 20.0 MiB
       top holders   8.00 MiB      4 tensors  train.py:45 fill < train.py:60 main  (+1 framework frame inside)" "oom: text"
 expect_eq "$(pj oom.json "[(o['requested_bytes'], o['device_free_bytes'], o['device_total_bytes'], o['outside_framework_bytes'], o['cuda_reserved_bytes'], o['verdict'], o['state']['cached_bytes'], o['state']['largest_free_block_bytes'], o['state']['allocated_bytes'], o['top_holders']) for o in r['framework']['ooms']]")" \

@@ -21,10 +21,10 @@ weights=$(grep -n '# L:weights$' "$TD/py-steps.py" | cut -d: -f1)
 main=$(grep -n '# L:main$' "$TD/py-steps.py" | cut -d: -f1)
 
 expect_eq "$(grep '^  peak allocated ' text | sed 's/ at +[0-9.]* [mu]*s:/ at T:/')" \
-	"  peak allocated 29.0 MiB at T: reserved 40.0 MiB = allocated 29.0 MiB + cached 11.0 MiB (inactive split 11.0 MiB, largest free block 11.0 MiB)" \
+	"  peak allocated 29.0 MiB at T: reserved 40.0 MiB = allocated 29.0 MiB + cached 11.0 MiB (requested 29.0 MiB; inactive split 11.0 MiB, largest free block 11.0 MiB)" \
 	"text: reserved = allocated + cached at the peak of allocated"
 expect_eq "$(grep '^  at exit: ' text)" \
-	"  at exit: reserved 40.0 MiB = allocated 20.0 MiB + cached 20.0 MiB (inactive split 0 B, largest free block 20.0 MiB)" \
+	"  at exit: reserved 40.0 MiB = allocated 20.0 MiB + cached 20.0 MiB (requested 20.0 MiB; inactive split 0 B, largest free block 20.0 MiB)" \
 	"text: at exit"
 grep -A1 '^tensor leak candidates' text | tail -1 >leakline
 expect_eq "$(sed 's/^ *//' leakline | tr -s ' ')" "dev 0 12.0 MiB 1 tensor py-steps.py:$weights main < py-steps.py:$main <module>" \
@@ -52,6 +52,6 @@ PYTHONPATH=$TD SIMCUDA_MEM=380M sim "$MEMTRACE" run --no-summary -o oom.bin -- p
 grep -A2 '^framework out-of-memory errors (1)$' oom.txt | sed 's/+[0-9.]* [mu]*s pid [0-9]*/+T pid P/' >oom.got
 expect_eq "$(cat oom.got)" "framework out-of-memory errors (1)
   +T pid P device 0: request of 8.00 MiB failed: fragmentation
-      reserved 80.0 MiB = allocated 40.0 MiB + cached 40.0 MiB (inactive split 40.0 MiB, largest free block 5.00 MiB)" \
+      reserved 80.0 MiB = allocated 40.0 MiB + cached 40.0 MiB (requested 40.0 MiB; inactive split 40.0 MiB, largest free block 5.00 MiB)" \
 	"the OOM and its verdict"
 exit 0

@@ -14,6 +14,28 @@
  * reported: the peaks, each OOM and the end, by looking at the blocks and
  * segments live after that event number.
  *
+ * Block sizes. PyTorch's history gives each alloc the size the tensor
+ * asked for (orig_size), while its allocated_bytes counts blocks: the
+ * request rounded by round_size(), or the whole free block when
+ * should_split() keeps the remainder in it (c10/cuda/
+ * CUDACachingAllocator.cpp, alloc_found_block). The model rebuilds each
+ * block as PyTorch made it, from the same rules and the settings the
+ * drain recorded (an "alloc_settings" note: max_split_size, expandable
+ * segments, roundup_power2_divisions): it keeps PyTorch's free blocks
+ * (extents of segments not in a block, merged with free neighbours of the
+ * same segment as try_merge_blocks does, mapped pages of expandable
+ * segments merged with each other), takes an alloc's free block at its
+ * address, and splits it or not as should_split() does. Rebuilt, not read:
+ * the history is all PyTorch hands over without a cost per block, and the
+ * rules are few and stable since 1.10. Where the events do not fit (an
+ * alloc where no free block begins, larger than its free block, a
+ * segment given back while a block is in it: lost events, a private
+ * pool's checkpoint restore, settings changed by a path the drain did not
+ * see), the case is counted in drift_* and the report says so; and each
+ * drain that could read PyTorch's counters without anything changing in
+ * between writes them (MT_FW_CHECK), so every such moment is compared
+ * with PyTorch's own allocated_bytes, requested_bytes and reserved_bytes.
+ *
  * A process's share leaves the device of the run when the process ends
  * before the run does (as account.c does for CUDA-level memory): its
  * blocks and segments then no longer count there.
@@ -31,6 +53,28 @@
 
 #define MAX_FRAMES 64
 
+/* c10/cuda/CUDACachingAllocator.cpp */
+#define K_MIN_BLOCK 512u            /* kMinBlockSize */
+#define K_SMALL_SIZE (1ull << 20)   /* kSmallSize: the small pool's largest */
+#define NDIV 16                     /* kRoundUpPowerOfTwoIntervals */
+
+/* The allocator's settings from one "alloc_settings" note, from its time
+   on (CUDAAllocatorConfig). */
+struct cfg {
+	uint64_t t;
+	uint64_t max_split;         /* max_split_size; UINT64_MAX: unset */
+	int expandable;             /* expandable_segments */
+	uint32_t div[NDIV];         /* roundup_power2_divisions per interval */
+};
+
+/* A free block of PyTorch's: [lo, hi) of segment seg (UINT32_MAX: mapped
+   pages of an expandable segment). */
+struct ext {
+	uint64_t lo, hi;
+	uint32_t seg;
+	int proc;
+	int live;
+};
 /* A hash of 64-bit keys to 32-bit values (linear probing); the caller
    says which of the entries with a key is the one it wants. */
 struct htab {
@@ -41,6 +85,13 @@ struct htab {
 
 struct priv {
 	struct htab blocks;         /* addr -> live block */
+	struct htab ext_lo, ext_hi; /* lo -> free block, hi -> free block */
+	struct ext *exts;
+	uint32_t next, cap_exts;
+	uint32_t *ext_free;         /* indexes of exts not in use */
+	uint32_t nfree;
+	struct cfg **cfgs;          /* per process, by time */
+	uint32_t *ncfgs;
 	struct htab stacks;         /* (proc, dev, stack) -> site */
 	struct htab keys;           /* hash of (dev, key) -> site */
 	uint32_t *live_segs;        /* indexes of live segments */
@@ -169,6 +220,266 @@ static int grow(void **p, uint64_t *cap, uint64_t need, size_t size)
 	return 0;
 }
 
+/* --- the allocator's settings ------------------------------------------- */
+
+static uint64_t note_u64(struct trace_bytes tx, const char *key, uint64_t dflt)
+{
+	size_t at = 0;
+	struct trace_bytes v = trace_note_value(tx, key, &at);
+	uint64_t n = 0;
+
+	if (!v.p || !v.len || v.p[0] < '0' || v.p[0] > '9')
+		return dflt;
+	for (size_t c = 0; c < v.len && v.p[c] >= '0' && v.p[c] <= '9'; c++)
+		n = n * 10 + (uint64_t)(v.p[c] - '0');
+	return n;
+}
+
+static int cmp_cfg(const void *x, const void *y)
+{
+	const struct cfg *a = x, *b = y;
+
+	return a->t < b->t ? -1 : a->t > b->t;
+}
+
+/*
+ * The "alloc_settings" notes of process i (python/memtrace_torch.py
+ * writes one when it arms and one each time the program changes them),
+ * by time. max_split_size=0 means unset; roundup_power2_divisions lists
+ * the 16 intervals' divisions from 1 MiB up.
+ */
+static int cfg_load(struct analysis *a, struct priv *p, int i)
+{
+	const struct sproc *sp = stream_proc(a->s, i);
+	struct trace_bytes tx;
+	uint64_t tn;
+
+	for (uint32_t k = 0; trace_fw_info(sp->t, k, &tx, &tn) == 0; k++) {
+		size_t at = 0;
+		struct cfg c = { .t = tn };
+		struct trace_bytes d;
+		void *n;
+
+		if (!trace_note_value(tx, "alloc_settings=", &at).p)
+			continue;
+		c.t = (int64_t)tn + sp->shift > 0 ? (uint64_t)((int64_t)tn + sp->shift) : 0;
+		c.max_split = note_u64(tx, "max_split_size=", 0);
+		if (!c.max_split)
+			c.max_split = UINT64_MAX;
+		c.expandable = note_u64(tx, "expandable_segments=", 0) != 0;
+		at = 0;
+		d = trace_note_value(tx, "roundup_power2_divisions=", &at);
+		for (size_t q = 0, k2 = 0; d.p && q < d.len && k2 < NDIV; k2++) {
+			uint32_t v = 0;
+
+			for (; q < d.len && d.p[q] >= '0' && d.p[q] <= '9'; q++)
+				v = v * 10 + (uint32_t)(d.p[q] - '0');
+			c.div[k2] = v;
+			if (q < d.len && d.p[q] == ',')
+				q++;
+			else
+				break;
+		}
+		n = realloc(p->cfgs[i], (p->ncfgs[i] + 1) * sizeof(c));
+		if (!n)
+			return -1;
+		p->cfgs[i] = n;
+		p->cfgs[i][p->ncfgs[i]++] = c;
+	}
+	qsort(p->cfgs[i], p->ncfgs[i], sizeof(struct cfg), cmp_cfg);
+	return 0;
+}
+
+/* The settings of process proc at run time t: the last note before it
+   (the first one when t is earlier: PyTorch's clock fit may put the first
+   events a little before the note), PyTorch's defaults without any. */
+static const struct cfg *cfg_at(const struct priv *p, int proc, uint64_t t)
+{
+	static const struct cfg dflt = { .max_split = UINT64_MAX };
+	const struct cfg *c = p->ncfgs[proc] ? &p->cfgs[proc][0] : &dflt;
+
+	for (uint32_t k = 1; k < p->ncfgs[proc] && p->cfgs[proc][k].t <= t; k++)
+		c = &p->cfgs[proc][k];
+	return c;
+}
+
+static int log2_floor(uint64_t x)
+{
+	return 63 - __builtin_clzll(x);
+}
+
+/* CUDAAllocatorConfig::roundup_power2_divisions: intervals from 1 MiB. */
+static uint32_t divisions(const struct cfg *c, uint64_t size)
+{
+	int l = log2_floor(size), start = 20;
+	int k = l > start ? l - start : 0;
+
+	return c->div[k < NDIV ? k : NDIV - 1];
+}
+
+/* roundup_power2_next_division of CUDACachingAllocator.cpp */
+static uint64_t next_division(uint64_t size, uint32_t div)
+{
+	uint64_t floor2, step, lo;
+
+	if (!(size & (size - 1)))
+		return size;
+	floor2 = 1ull << log2_floor(size);
+	step = floor2 >> log2_floor(div);
+	if (!step)
+		return floor2 << 1;
+	lo = size & ~(step - 1);
+	return lo == size ? size : lo + step;
+}
+
+/* round_size of CUDACachingAllocator.cpp */
+static uint64_t round_size(const struct cfg *c, uint64_t size)
+{
+	uint32_t div;
+
+	if (size < K_MIN_BLOCK)
+		return K_MIN_BLOCK;
+	div = divisions(c, size);
+	if (div > 1 && size > (uint64_t)K_MIN_BLOCK * div)
+		return next_division(size, div);
+	return K_MIN_BLOCK * ((size + K_MIN_BLOCK - 1) / K_MIN_BLOCK);
+}
+
+/* should_split of CUDACachingAllocator.cpp: the global expandable setting,
+   not the block's segment, decides. */
+static int should_split(const struct cfg *c, int small, uint64_t block, uint64_t size)
+{
+	uint64_t remaining = block - size;
+
+	if (small || c->expandable)
+		return remaining >= K_MIN_BLOCK;
+	return size < c->max_split && remaining > K_SMALL_SIZE;
+}
+
+/* --- PyTorch's free blocks ---------------------------------------------- */
+
+struct ext_ctx { const struct priv *p; int proc; };
+
+static int ext_eq(void *ctx, uint32_t v)
+{
+	const struct ext_ctx *c = ctx;
+
+	return c->p->exts[v].proc == c->proc;
+}
+
+/* The free block of proc beginning (hi 0) or ending (hi 1) at addr:
+   its index, or UINT32_MAX. */
+static uint32_t ext_find(struct priv *p, int proc, uint64_t addr, int hi)
+{
+	struct ext_ctx c = { p, proc };
+	struct htab *h = hi ? &p->ext_hi : &p->ext_lo;
+	size_t j = ht_slot(h, addr, ext_eq, &c);
+
+	return h->v[j] ? h->v[j] - 1 : UINT32_MAX;
+}
+
+static void ext_unlink(struct priv *p, uint32_t e)
+{
+	struct ext_ctx c = { p, p->exts[e].proc };
+
+	ht_del(&p->ext_lo, ht_slot(&p->ext_lo, p->exts[e].lo, ext_eq, &c));
+	ht_del(&p->ext_hi, ht_slot(&p->ext_hi, p->exts[e].hi, ext_eq, &c));
+	p->exts[e].live = 0;
+	p->ext_free[p->nfree++] = e;
+}
+
+/* try_merge_blocks: a neighbour merges when it is of the same segment, or
+   both are mapped pages of expandable segments. */
+static int ext_mergeable(const struct ext *x, uint32_t seg)
+{
+	return x->seg == seg;
+}
+
+/* [lo, hi) of seg becomes a free block of proc, merged with its free
+   neighbours. 0, or -1 when out of memory. */
+static int ext_add(struct priv *p, int proc, uint64_t lo, uint64_t hi, uint32_t seg)
+{
+	uint32_t e, n;
+
+	if (lo >= hi)
+		return 0;
+	if ((n = ext_find(p, proc, lo, 1)) != UINT32_MAX && ext_mergeable(&p->exts[n], seg)) {
+		lo = p->exts[n].lo;
+		ext_unlink(p, n);
+	}
+	if ((n = ext_find(p, proc, hi, 0)) != UINT32_MAX && ext_mergeable(&p->exts[n], seg)) {
+		hi = p->exts[n].hi;
+		ext_unlink(p, n);
+	}
+	if (p->nfree)
+		e = p->ext_free[--p->nfree];
+	else {
+		if (p->next == p->cap_exts) {
+			uint32_t c = p->cap_exts ? p->cap_exts * 2 : 256;
+			void *x = realloc(p->exts, c * sizeof(*p->exts));
+			void *y = x ? realloc(p->ext_free, c * sizeof(*p->ext_free)) : NULL;
+
+			if (x)
+				p->exts = x;
+			if (!y)
+				return -1;
+			p->ext_free = y;
+			p->cap_exts = c;
+		}
+		e = p->next++;
+	}
+	p->exts[e] = (struct ext){ lo, hi, seg, proc, 1 };
+	if (ht_put(&p->ext_lo, lo, e) || ht_put(&p->ext_hi, hi, e))
+		return -1;
+	return 0;
+}
+
+/*
+ * Takes [lo, hi) of proc out of the free blocks (a segment given back, an
+ * expandable segment's pages unmapped), keeping the parts of a free block
+ * outside it. Returns 1 when the whole range was free, 0 when some of it
+ * was not (drift), -1 when out of memory. Rare events: a scan is fine.
+ */
+static int ext_cut(struct priv *p, int proc, uint64_t lo, uint64_t hi)
+{
+	uint64_t covered = 0;
+
+	for (uint32_t e = 0; e < p->next; e++) {
+		struct ext x = p->exts[e];
+
+		if (!x.live || x.proc != proc || x.hi <= lo || x.lo >= hi)
+			continue;
+		ext_unlink(p, e);
+		covered += (x.hi < hi ? x.hi : hi) - (x.lo > lo ? x.lo : lo);
+		if (x.lo < lo && ext_add(p, proc, x.lo, lo, x.seg))
+			return -1;
+		if (x.hi > hi && ext_add(p, proc, hi, x.hi, x.seg))
+			return -1;
+	}
+	return covered == hi - lo;
+}
+
+static void priv_free(struct priv *p, int nprocs)
+{
+	ht_free(&p->blocks);
+	ht_free(&p->stacks);
+	ht_free(&p->keys);
+	ht_free(&p->ext_lo);
+	ht_free(&p->ext_hi);
+	free(p->exts);
+	free(p->ext_free);
+	if (p->cfgs)
+		for (int i = 0; i < nprocs; i++)
+			free(p->cfgs[i]);
+	free(p->cfgs);
+	free(p->ncfgs);
+	free(p->live_segs);
+	free(p->host_of);
+	free(p->release_seq);
+	free(p->fdev_of);
+	free(p);
+}
+
 /* --- setup -------------------------------------------------------------- */
 
 static struct fw_model *fw_get(struct analysis *a)
@@ -188,9 +499,13 @@ static struct fw_model *fw_get(struct analysis *a)
 	p->host_of = calloc((size_t)n + 1, sizeof(int));
 	p->release_seq = calloc((size_t)n + 1, sizeof(uint64_t));
 	p->fdev_of = malloc(((size_t)n + 1) * AN_MAX_DEV * sizeof(int));
-	if (!p->host_of || !p->release_seq || !p->fdev_of || ht_grow(&p->blocks) ||
-	    ht_grow(&p->stacks) || ht_grow(&p->keys))
+	p->cfgs = calloc((size_t)n + 1, sizeof(*p->cfgs));
+	p->ncfgs = calloc((size_t)n + 1, sizeof(*p->ncfgs));
+	if (!p->host_of || !p->release_seq || !p->fdev_of || !p->cfgs || !p->ncfgs ||
+	    ht_grow(&p->blocks) || ht_grow(&p->stacks) || ht_grow(&p->keys) ||
+	    ht_grow(&p->ext_lo) || ht_grow(&p->ext_hi))
 		goto fail;
+	m->drift_first_t = FW_NEVER;
 	for (int i = 0; i < n; i++) {
 		const char *h, *h2;
 		size_t hl, hl2;
@@ -210,18 +525,14 @@ static struct fw_model *fw_get(struct analysis *a)
 		}
 		if (p->host_of[i] < 0)
 			p->host_of[i] = nh;
+		if (cfg_load(a, p, i))
+			goto fail;
 	}
 	a->fw = m;
 	return m;
 fail:
-	if (p) {
-		free(p->host_of);
-		free(p->release_seq);
-		free(p->fdev_of);
-		ht_free(&p->blocks);
-		ht_free(&p->stacks);
-		ht_free(&p->keys);
-	}
+	if (p)
+		priv_free(p, n);
 	free(p);
 	free(m);
 	return NULL;
@@ -446,6 +757,11 @@ static void settle(struct analysis *a, struct fw_model *m, int di, uint64_t t, u
 		d->peak_alloc.st.seq = seq;
 		d->peak_alloc.st.t = t;
 	}
+	if (d->requested > d->peak_req.st.requested) {
+		d->peak_req.st.requested = d->requested;
+		d->peak_req.st.seq = seq;
+		d->peak_req.st.t = t;
+	}
 	if (d->reserved > d->peak_res.st.reserved) {
 		int cd = cuda_dev(a, proc, d->dev, d->proc < 0);
 
@@ -481,24 +797,77 @@ static size_t block_slot(struct fw_model *m, int proc, uint64_t addr)
 	return ht_slot(&PRIV(m)->blocks, addr, blk_eq, &c);
 }
 
-/* Ends block b: free completed at seq (a lost free: at its next alloc). */
-static void block_done(struct fw_model *m, struct fw_block *b, uint64_t seq, uint64_t t)
+static void drift(struct fw_model *m, uint64_t *counter, uint64_t t)
+{
+	(*counter)++;
+	if (m->drift_first_t == FW_NEVER)
+		m->drift_first_t = t;
+}
+
+/* free_requested of block b at seq: allocated_bytes drops (free() of
+   CUDACachingAllocator.cpp), the tensor site lets go of it. */
+static void block_requested(struct fw_model *m, struct fw_block *b, uint64_t seq, uint64_t t)
 {
 	struct fw_site *s = b->site != UINT32_MAX ? &m->sites[b->site] : NULL;
 
-	if (b->s_freq != FW_NEVER)
-		ADD(m, b->fdev, awaiting, -b->size, b->proc);
-	else {
-		b->s_freq = seq;
-		b->t_freq = t;
+	b->s_freq = seq;
+	b->t_freq = t;
+	ADD(m, b->fdev, allocated, -b->size, b->proc);
+	ADD(m, b->fdev, awaiting, b->size, b->proc);
+	if (s) {
+		s->live -= b->size < s->live ? b->size : s->live;
+		s->g.live = s->live;
 	}
+}
+
+/* Ends block b: free completed at seq (a lost free: at its next alloc);
+   requested_bytes drops (free_block) and the block is free again. */
+static int block_done(struct fw_model *m, struct fw_block *b, uint64_t seq, uint64_t t)
+{
+	if (b->s_freq == FW_NEVER)
+		block_requested(m, b, seq, t);
 	b->s_fdone = seq;
 	b->t_fdone = t;
-	ADD(m, b->fdev, allocated, -b->size, b->proc);
-	if (s)
-		s->live -= b->size < s->live ? b->size : s->live;
-	if (s)
-		s->g.live = s->live;
+	ADD(m, b->fdev, awaiting, -b->size, b->proc);
+	ADD(m, b->fdev, requested, -b->req, b->proc);
+	return ext_add(PRIV(m), b->proc, b->addr, b->addr + b->size, b->mapped ? UINT32_MAX : b->seg);
+}
+
+/*
+ * The block an alloc of e->size at e->addr was given, as
+ * alloc_found_block made it: the free block beginning there, split after
+ * round_size(size) when should_split() says so, else whole.
+ */
+static int block_shape(struct fw_model *m, const struct srec *r, const struct mt_fw_event *e,
+		       struct fw_block *b)
+{
+	struct priv *p = PRIV(m);
+	const struct cfg *c = cfg_at(p, r->proc, r->t);
+	uint64_t size = round_size(c, e->size);
+	int small = size <= K_SMALL_SIZE;
+	uint32_t x = ext_find(p, r->proc, e->addr, 0);
+	struct ext f;
+
+	b->size = size;
+	b->pool = !small;
+	b->seg = UINT32_MAX;
+	if (x == UINT32_MAX) {
+		drift(m, &m->drift_no_block, r->t);
+		return 0;
+	}
+	f = p->exts[x];
+	ext_unlink(p, x);
+	b->seg = f.seg;
+	b->mapped = f.seg == UINT32_MAX;
+	if (f.seg != UINT32_MAX && m->segs[f.seg].pool < 0)
+		m->segs[f.seg].pool = b->pool;
+	if (f.hi - f.lo < size) {
+		drift(m, &m->drift_small_block, r->t);
+		return 0;
+	}
+	if (!should_split(c, small, f.hi - f.lo, size))
+		b->size = f.hi - f.lo;
+	return ext_add(p, r->proc, f.lo + b->size, f.hi, f.seg);
 }
 
 static int do_alloc(struct analysis *a, struct fw_model *m, const struct srec *r,
@@ -511,7 +880,8 @@ static int do_alloc(struct analysis *a, struct fw_model *m, const struct srec *r
 	uint32_t si;
 
 	if (p->blocks.v[j]) {       /* its free was not seen: end it here */
-		block_done(m, &m->blocks[p->blocks.v[j] - 1], seq, r->t);
+		if (block_done(m, &m->blocks[p->blocks.v[j] - 1], seq, r->t))
+			return -1;
 		ht_del(&p->blocks, j);
 	}
 	if (grow((void **)&m->blocks, &p->cap_blocks, m->nblocks + 1, sizeof(*m->blocks)))
@@ -522,7 +892,7 @@ static int do_alloc(struct analysis *a, struct fw_model *m, const struct srec *r
 	b = &m->blocks[m->nblocks];
 	memset(b, 0, sizeof(*b));
 	b->addr = e->addr;
-	b->size = e->size;
+	b->req = e->size;
 	b->stream = e->stream;
 	b->s_alloc = seq;
 	b->t_alloc = r->t;
@@ -531,15 +901,16 @@ static int do_alloc(struct analysis *a, struct fw_model *m, const struct srec *r
 	b->site = si;
 	b->proc = r->proc;
 	b->fdev = pd;
-	if (ht_put(&p->blocks, e->addr, (uint32_t)m->nblocks))
+	if (block_shape(m, r, e, b) || ht_put(&p->blocks, e->addr, (uint32_t)m->nblocks))
 		return -1;
 	m->nblocks++;
-	ADD(m, pd, allocated, e->size, r->proc);
+	ADD(m, pd, allocated, b->size, r->proc);
+	ADD(m, pd, requested, b->req, r->proc);
 	m->devs[pd].allocs++;
 	s = &m->sites[si];
 	s->allocs++;
-	s->bytes += e->size;
-	s->live += e->size;
+	s->bytes += b->size;
+	s->live += b->size;
 	s->g.live = s->live;
 	if (s->live > s->max)
 		s->max = s->live;
@@ -576,6 +947,7 @@ static int seg_new(struct fw_model *m, int proc, int pd, uint64_t addr, uint64_t
 	g->proc = proc;
 	g->fdev = pd;
 	g->mapped = mapped;
+	g->pool = -1;
 	p->live_segs[p->nlive_segs++] = (uint32_t)m->nsegs++;
 	ADD(m, pd, reserved, size, proc);
 	return 0;
@@ -594,13 +966,15 @@ static void seg_end(struct fw_model *m, size_t i, uint64_t seq, uint64_t t)
 }
 
 /* segment_free ends the segment at addr; segment_unmap ends the mapped
-   ranges inside [addr, addr + size), keeping the parts outside it. */
+   ranges inside [addr, addr + size), keeping the parts outside it. Either
+   takes its range out of the free blocks: PyTorch gives back only free
+   memory (release_block, unmap_block). */
 static int seg_free(struct fw_model *m, int proc, const struct mt_fw_event *e, uint64_t seq,
 		    uint64_t t, int unmap)
 {
 	struct priv *p = PRIV(m);
 	uint64_t lo = e->addr, hi = e->addr + e->size;
-	int found = 0;
+	int found = 0, whole;
 
 	for (size_t i = 0; i < p->nlive_segs;) {
 		struct fw_seg g = m->segs[p->live_segs[i]];
@@ -613,6 +987,8 @@ static int seg_free(struct fw_model *m, int proc, const struct mt_fw_event *e, u
 		}
 		found = 1;
 		seg_end(m, i, seq, t);
+		if (!unmap)
+			hi = end;
 		if (unmap && g.addr < lo &&
 		    seg_new(m, proc, g.fdev, g.addr, lo - g.addr, g.stream, seq, t, 1))
 			return -1;
@@ -622,8 +998,14 @@ static int seg_free(struct fw_model *m, int proc, const struct mt_fw_event *e, u
 		if (!unmap)
 			break;
 	}
-	if (!found)
+	if (!found) {
 		m->unknown_frees++;
+		return 0;
+	}
+	if ((whole = ext_cut(p, proc, lo, hi)) < 0)
+		return -1;
+	if (!whole)
+		drift(m, &m->drift_seg_busy, t);
 	return 0;
 }
 
@@ -645,11 +1027,32 @@ static void release_ended(struct analysis *a, struct fw_model *m, uint64_t t, ui
 			g = &m->devs[d->run];
 			g->reserved -= d->reserved;
 			g->allocated -= d->allocated;
+			g->requested -= d->requested;
 			g->awaiting -= d->awaiting;
 			tl_add(a, g, t);
 		}
 		p->release_seq[i] = seq;
 	}
+}
+
+/* MT_FW_CHECK: PyTorch's counters of (proc, device) against the model's. */
+static void check(struct fw_model *m, const struct srec *r, const struct mt_fw_event *e, int pd)
+{
+	const struct fw_dev *d = &m->devs[pd];
+	const char *what = NULL;
+	uint64_t ours = 0, theirs = 0;
+
+	m->checks++;
+	if (d->allocated != e->size)
+		what = "allocated", ours = d->allocated, theirs = e->size;
+	else if (d->requested != e->x)
+		what = "requested", ours = d->requested, theirs = e->x;
+	else if (d->reserved != e->addr)
+		what = "reserved", ours = d->reserved, theirs = e->addr;
+	if (!what)
+		return;
+	if (!m->check_bad++)
+		m->first_bad = (struct fw_mismatch){ r->t, r->proc, e->h.b, what, ours, theirs };
 }
 
 int fw_record(struct analysis *a, const struct srec *r)
@@ -686,28 +1089,33 @@ int fw_record(struct analysis *a, const struct srec *r)
 		}
 		b = &m->blocks[PRIV(m)->blocks.v[j] - 1];
 		if (e->h.a == MT_FW_FREE_COMPLETED) {
-			block_done(m, b, seq, r->t);
+			if (block_done(m, b, seq, r->t))
+				return -1;
 			ht_del(&PRIV(m)->blocks, j);
-		} else if (b->s_freq == FW_NEVER) {
-			b->s_freq = seq;
-			b->t_freq = r->t;
-			ADD(m, pd, awaiting, b->size, proc);
-		}
+		} else if (b->s_freq == FW_NEVER)
+			block_requested(m, b, seq, r->t);
 		break;
 	}
-	case MT_FW_SEGMENT_ALLOC: case MT_FW_SEGMENT_MAP:
-		if (seg_new(m, proc, pd, e->addr, e->size, e->stream, seq, r->t,
-			    e->h.a == MT_FW_SEGMENT_MAP))
+	case MT_FW_SEGMENT_ALLOC: case MT_FW_SEGMENT_MAP: {
+		int map = e->h.a == MT_FW_SEGMENT_MAP;
+
+		if (seg_new(m, proc, pd, e->addr, e->size, e->stream, seq, r->t, map) ||
+		    ext_add(PRIV(m), proc, e->addr, e->addr + e->size,
+			    map ? UINT32_MAX : (uint32_t)(m->nsegs - 1)))
 			return -1;
-		if (e->h.a == MT_FW_SEGMENT_MAP)
+		if (map)
 			m->devs[pd].maps++;
 		else
 			m->devs[pd].segment_allocs++;
 		break;
+	}
 	case MT_FW_SEGMENT_FREE: case MT_FW_SEGMENT_UNMAP:
 		if (seg_free(m, proc, e, seq, r->t, e->h.a == MT_FW_SEGMENT_UNMAP))
 			return -1;
 		break;
+	case MT_FW_CHECK:
+		check(m, r, e, pd);
+		return 0;
 	case MT_FW_OOM: {
 		struct fw_oom *o;
 		int cd = cuda_dev(a, proc, e->h.b, 0);
@@ -784,8 +1192,11 @@ static int counts(const struct fw_model *m, int di, int fdev, int proc, uint64_t
 }
 
 /*
- * The state of device di after FW event seq: sums, the free space inside
- * the segments, and (held not NULL) the tensor sites live then.
+ * The state of device di after FW event seq: sums, PyTorch's free blocks
+ * (the gaps between blocks in a segment, or in a run of mapped pages of
+ * an expandable segment: with real block sizes these are exactly the
+ * free blocks, since PyTorch merges free neighbours), and (held not NULL)
+ * the tensor sites live then.
  */
 static int state_at(const struct fw_model *m, int di, uint64_t seq, struct fw_state *st,
 		    struct fw_held **held, uint32_t *nheld)
@@ -811,8 +1222,7 @@ static int state_at(const struct fw_model *m, int di, uint64_t seq, struct fw_st
 
 		if (g->s_alloc > seq || g->s_free <= seq || !counts(m, di, g->fdev, g->proc, seq))
 			continue;
-		/* pieces of an expandable segment that touch are one extent */
-		sg[ns++] = (struct ref){ g->proc, g->addr, g->size, g->mapped };
+		sg[ns++] = (struct ref){ g->proc, g->addr, g->size, (uint32_t)i };
 		st->reserved += g->size;
 		st->segments++;
 	}
@@ -822,10 +1232,13 @@ static int state_at(const struct fw_model *m, int di, uint64_t seq, struct fw_st
 		if (b->s_alloc > seq || b->s_fdone <= seq || !counts(m, di, b->fdev, b->proc, seq))
 			continue;
 		bl[nb++] = (struct ref){ b->proc, b->addr, b->size, (uint32_t)i };
-		st->allocated += b->size;
+		st->requested += b->req;
 		st->blocks++;
-		if (b->s_freq <= seq)
+		if (b->s_freq <= seq) {
 			st->awaiting += b->size;
+			continue;
+		}
+		st->allocated += b->size;
 		if (held && b->site != UINT32_MAX) {
 			by[b->site] += b->size;
 			cnt[b->site]++;
@@ -834,12 +1247,14 @@ static int state_at(const struct fw_model *m, int di, uint64_t seq, struct fw_st
 	qsort(sg, ns, sizeof(*sg), cmp_ref);
 	qsort(bl, nb, sizeof(*bl), cmp_ref);
 	for (size_t i = 0; i < ns;) {
-		int proc = sg[i].proc;
-		uint64_t lo = sg[i].addr, hi = lo + sg[i].size, at, used = 0, gap;
+		const struct fw_seg *g = &m->segs[sg[i].i];
+		int proc = sg[i].proc, mapped = g->mapped, pool = g->pool, split = 0;
+		uint64_t lo = sg[i].addr, hi = lo + sg[i].size, at, gap, free_bytes = 0;
+		uint64_t largest = 0;
 
-		/* merge the mapped pieces that follow without a hole */
-		while (sg[i].i && i + 1 < ns && sg[i + 1].i && sg[i + 1].proc == proc &&
-		       sg[i + 1].addr == hi) {
+		/* pieces of an expandable segment that touch are one extent */
+		while (mapped && i + 1 < ns && m->segs[sg[i + 1].i].mapped &&
+		       sg[i + 1].proc == proc && sg[i + 1].addr == hi) {
 			i++;
 			hi += sg[i].size;
 		}
@@ -851,17 +1266,33 @@ static int state_at(const struct fw_model *m, int di, uint64_t seq, struct fw_st
 			uint64_t b_end = bl[k].addr + bl[k].size;
 
 			gap = bl[k].addr > at ? bl[k].addr - at : 0;
-			if (gap > st->largest_free)
-				st->largest_free = gap;
-			used += (b_end < hi ? b_end : hi) - bl[k].addr;
+			free_bytes += gap;
+			if (gap > largest)
+				largest = gap;
+			if (pool < 0)
+				pool = m->blocks[bl[k].i].pool;
+			split = 1;
 			if (b_end > at)
 				at = b_end;
 		}
 		gap = hi > at ? hi - at : 0;
-		if (gap > st->largest_free)
-			st->largest_free = gap;
-		if (used)
-			st->inactive_split += hi - lo > used ? hi - lo - used : 0;
+		free_bytes += gap;
+		if (gap > largest)
+			largest = gap;
+		/* a segment no block was ever taken from: a 2 MiB cudaMalloc
+		   (kSmallBuffer) is the small pool's; the large pool's are
+		   >= 10 MiB (get_allocation_size) */
+		if (pool < 0)
+			pool = !mapped && hi - lo == 2u << 20 ? 0 : 1;
+		if (largest > st->largest_free)
+			st->largest_free = largest;
+		if (largest > st->pool_largest[pool])
+			st->pool_largest[pool] = largest;
+		st->pool_free[pool] += free_bytes;
+		/* inactive split: free blocks of segments that also hold a block;
+		   free_block leaves expandable segments out */
+		if (split && !mapped)
+			st->inactive_split += free_bytes;
 	}
 	st->cached = st->reserved > st->allocated ? st->reserved - st->allocated : 0;
 	if (held) {
@@ -890,20 +1321,24 @@ nomem:
 }
 
 /*
- * The verdict of an OOM (docs/analysis.md): fragmentation when the cache
- * could hold the request but no free block is as large; another stream's
- * when only the blocks awaiting free would make the cache large enough;
- * else the device is full of tensors when they are at least half of it
- * (or its size is not known), and memory outside the framework when it
- * would have made room for the request.
+ * The verdict of an OOM (docs/analysis.md), on PyTorch's own blocks and
+ * in the pool the request would come from (a request over 1 MiB can only
+ * use the large pool): fragmentation when that pool's free blocks could
+ * hold the request but none is as large; another stream's when only the
+ * blocks awaiting free would make them large enough; else the device is
+ * full of tensors when they are at least half of it (or its size is not
+ * known), and memory outside the framework when it would have made room
+ * for the request.
  */
 static enum fw_verdict verdict(const struct fw_oom *o)
 {
 	const struct fw_state *s = &o->st;
+	int pool = o->requested > K_SMALL_SIZE;
+	uint64_t free_bytes = s->pool_free[pool];
 
-	if (s->cached >= o->requested && s->largest_free < o->requested)
+	if (free_bytes >= o->requested && s->pool_largest[pool] < o->requested)
 		return FW_FRAGMENTATION;
-	if (s->cached < o->requested && s->cached + s->awaiting >= o->requested)
+	if (free_bytes < o->requested && free_bytes + s->awaiting >= o->requested)
 		return FW_OTHER_STREAM;
 	if (!o->has_total || s->allocated * 2 >= o->device_total)
 		return FW_FULL;
@@ -961,6 +1396,10 @@ int fw_end(struct analysis *a)
 		if (d->peak_alloc.st.seq &&
 		    state_at(m, i, d->peak_alloc.st.seq, &d->peak_alloc.st, &d->peak_alloc.held,
 			     &d->peak_alloc.nheld))
+			return -1;
+		if (d->peak_req.st.seq &&
+		    state_at(m, i, d->peak_req.st.seq, &d->peak_req.st, &d->peak_req.held,
+			     &d->peak_req.nheld))
 			return -1;
 		if (d->peak_res.st.seq &&
 		    state_at(m, i, d->peak_res.st.seq, &d->peak_res.st, &d->peak_res.held,
@@ -1031,18 +1470,11 @@ void fw_free(struct fw_model *m)
 	if (!m)
 		return;
 	p = m->priv;
-	if (p) {
-		ht_free(&p->blocks);
-		ht_free(&p->stacks);
-		ht_free(&p->keys);
-		free(p->live_segs);
-		free(p->host_of);
-		free(p->release_seq);
-		free(p->fdev_of);
-		free(p);
-	}
+	if (p)
+		priv_free(p, p->nprocs);
 	for (int i = 0; i < m->ndevs; i++) {
 		free(m->devs[i].peak_alloc.held);
+		free(m->devs[i].peak_req.held);
 		free(m->devs[i].peak_res.held);
 		free(m->devs[i].tl);
 	}

@@ -30,17 +30,26 @@ enum fw_verdict {
 	FW_OUTSIDE,                 /* memory outside the framework took the room */
 };
 
-/* The framework's allocator on one device at one moment. */
+/* The framework's allocator on one device at one moment, in PyTorch's
+   own terms (memory_stats() of c10/cuda/CUDACachingAllocator.cpp). */
 struct fw_state {
 	uint64_t t;                 /* run time, ns */
 	uint64_t seq;               /* after FW event number seq (from 1) */
-	uint64_t reserved;          /* live segments, mapped bytes */
-	uint64_t allocated;         /* blocks from alloc to free_completed */
-	uint64_t awaiting;          /* of those: from free_requested on */
-	uint64_t cached;            /* reserved - allocated */
-	uint64_t inactive_split;    /* free bytes in segments that also hold
-	                               an allocated block */
-	uint64_t largest_free;      /* largest free gap inside one segment */
+	uint64_t reserved;          /* live segments, mapped bytes:
+	                               reserved_bytes */
+	uint64_t allocated;         /* block bytes from alloc to free_requested:
+	                               allocated_bytes */
+	uint64_t requested;         /* requested bytes from alloc to
+	                               free_completed: requested_bytes */
+	uint64_t awaiting;          /* block bytes from free_requested to
+	                               free_completed (record_stream) */
+	uint64_t cached;            /* reserved - allocated (awaiting included) */
+	uint64_t inactive_split;    /* free blocks of split segments, expandable
+	                               segments left out: inactive_split_bytes */
+	uint64_t largest_free;      /* largest free block */
+	uint64_t pool_free[2];      /* free block bytes of the small [0] and the
+	                               large [1] pool */
+	uint64_t pool_largest[2];   /* their largest free block */
 	uint32_t segments, blocks;
 };
 
@@ -60,8 +69,8 @@ struct fw_dev {
 	int host;                   /* host index (by host name) */
 	int run;                    /* a process's device: its run device's index */
 	/* now, during the pass; after it, at the end */
-	uint64_t reserved, allocated, awaiting;
-	struct fw_moment peak_alloc, peak_res;
+	uint64_t reserved, allocated, requested, awaiting;
+	struct fw_moment peak_alloc, peak_req, peak_res;
 	struct fw_state end;        /* at the process's end / the run's end */
 	/* memtrace's CUDA-level view of the same device (0 when it saw none) */
 	int has_cuda;
@@ -81,7 +90,7 @@ struct fw_dev {
 struct fw_oom {
 	int proc, dev;
 	int fdev;                   /* index in fw->devs of (proc, dev) */
-	uint64_t requested;         /* the request (size of the event) */
+	uint64_t requested;         /* the request, rounded (size of the event) */
 	uint64_t device_free;       /* x of the event: the framework's view */
 	int has_total;
 	uint64_t device_total;      /* from the process's latest cuMemGetInfo */
@@ -96,11 +105,19 @@ struct fw_oom {
 };
 
 struct fw_block {
-	uint64_t addr, size, stream;
+	uint64_t addr;
+	uint64_t size;              /* the block: round_size() of the request,
+	                               or the whole free block when not split */
+	uint64_t req;               /* the request (the event's size) */
+	uint64_t stream;
 	uint64_t s_alloc, s_freq, s_fdone;      /* event numbers; FW_NEVER */
 	uint64_t t_alloc, t_freq, t_fdone;      /* run times, when they happened */
 	uint32_t stack, site;
+	uint32_t seg;               /* its segment (index in segs), or
+	                               UINT32_MAX in an expandable segment */
 	int proc, fdev;
+	uint8_t pool;               /* 0 small, 1 large */
+	uint8_t mapped;             /* in an expandable segment */
 };
 
 struct fw_seg {
@@ -109,6 +126,16 @@ struct fw_seg {
 	uint64_t t_alloc, t_free;       /* run times; t_free FW_NEVER */
 	int proc, fdev;
 	int mapped;                 /* expandable segment pages */
+	int pool;                   /* 0 small, 1 large, -1 no block seen yet */
+};
+
+/* A check of the rebuilt figures against PyTorch's own counters
+   (memory_stats() read by a drain, MT_FW_CHECK) that found them unequal. */
+struct fw_mismatch {
+	uint64_t t;
+	int proc, dev;
+	const char *what;           /* "allocated", "requested", "reserved" */
+	uint64_t ours, theirs;
 };
 
 struct fw_site {
@@ -145,6 +172,15 @@ struct fw_model {
 	uint32_t nleaks;
 	uint64_t events, unknown_frees, no_device;
 	uint64_t dropped;           /* "dropped=N" of FW_INFO notes, summed */
+	/* Block sizes are rebuilt from PyTorch's rules (framework.c); where
+	   the events do not fit them, the case is counted here. */
+	uint64_t drift_no_block;    /* an alloc where no free block began */
+	uint64_t drift_small_block; /* an alloc larger than its free block */
+	uint64_t drift_seg_busy;    /* a segment freed or unmapped while not free */
+	uint64_t drift_first_t;     /* the first of them; FW_NEVER: none */
+	/* MT_FW_CHECK events: PyTorch's counters read at a drain */
+	uint64_t checks, check_bad;
+	struct fw_mismatch first_bad;
 	void *priv;
 };
 

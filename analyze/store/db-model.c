@@ -55,7 +55,7 @@ static const char model_schema[] =
 	" time_ns INTEGER);\n"
 	"CREATE TABLE fw_blocks(trace INTEGER, device INTEGER, addr INTEGER, size INTEGER,"
 	" stream INTEGER, alloc_ns INTEGER, free_requested_ns INTEGER,"
-	" free_completed_ns INTEGER, site INTEGER, stack INTEGER);\n"
+	" free_completed_ns INTEGER, site INTEGER, stack INTEGER, requested INTEGER);\n"
 	"CREATE TABLE fw_sites(id INTEGER PRIMARY KEY, device INTEGER, function TEXT, file TEXT,"
 	" line INTEGER, user INTEGER, frames TEXT, trace INTEGER, stack INTEGER, allocs INTEGER,"
 	" bytes INTEGER, peak_bytes INTEGER, exit_bytes INTEGER, exit_count INTEGER,"
@@ -64,7 +64,7 @@ static const char model_schema[] =
 	" time_ns INTEGER, reserved INTEGER, allocated INTEGER, cached INTEGER,"
 	" awaiting_free INTEGER, inactive_split INTEGER, largest_free INTEGER,"
 	" requested INTEGER, device_free INTEGER, device_total INTEGER,"
-	" cuda_reserved INTEGER, verdict TEXT);\n"
+	" cuda_reserved INTEGER, verdict TEXT, requested_bytes INTEGER);\n"
 	"CREATE TABLE fw_timeline(trace INTEGER, device INTEGER, host TEXT, time_ns INTEGER,"
 	" reserved INTEGER, allocated INTEGER, cached INTEGER);\n";
 
@@ -318,6 +318,7 @@ static void fw_state_cols(struct w *w, const char *moment, const struct fw_state
 	i64(w, 9, st->awaiting);
 	i64(w, 10, st->inactive_split);
 	i64(w, 11, st->largest_free);
+	i64(w, 17, st->requested);
 }
 
 /* The frames of a tensor site, "file:line function" joined with " < ". */
@@ -349,7 +350,7 @@ static int save_framework(struct w *w, const struct analysis *a)
 
 	if (!m)
 		return 0;
-	if (prep(w, "INSERT INTO fw_blocks VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"))
+	if (prep(w, "INSERT INTO fw_blocks VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)"))
 		return -1;
 	for (uint64_t i = 0; i < m->nblocks; i++) {
 		const struct fw_block *b = &m->blocks[i];
@@ -366,6 +367,7 @@ static int save_framework(struct w *w, const struct analysis *a)
 			i64(w, 8, b->t_fdone);
 		i64(w, 9, b->site + 1);
 		i64(w, 10, b->stack);
+		i64(w, 11, b->req);
 		if (step(w))
 			return -1;
 	}
@@ -402,15 +404,20 @@ static int save_framework(struct w *w, const struct analysis *a)
 			return -1;
 	}
 	if (prep(w, "INSERT INTO fw_device VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11,"
-		 " ?12, ?13, ?14, ?15, ?16)"))
+		 " ?12, ?13, ?14, ?15, ?16, ?17)"))
 		return -1;
 	for (int i = 0; i < m->ndevs; i++) {
 		const struct fw_dev *d = &m->devs[i];
+		static const char *const moment[] = {
+			"peak_allocated", "peak_reserved", "exit", "peak_requested"
+		};
+		const struct fw_state *st[] = {
+			&d->peak_alloc.st, &d->peak_res.st, &d->end, &d->peak_req.st
+		};
 
-		for (int k = 0; k < 3; k++) {
+		for (int k = 0; k < 4; k++) {
 			fw_dev_cols(w, a, d);
-			fw_state_cols(w, k == 0 ? "peak_allocated" : k == 1 ? "peak_reserved" : "exit",
-				      k == 0 ? &d->peak_alloc.st : k == 1 ? &d->peak_res.st : &d->end);
+			fw_state_cols(w, moment[k], st[k]);
 			if (d->has_cuda && k == 1)
 				i64(w, 15, d->cuda_at_peak_res);
 			if (step(w))

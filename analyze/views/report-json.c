@@ -356,6 +356,7 @@ static void fw_state(struct jw *j, const char *k, const struct fw_state *st)
 	u64(j, "time_ns", st->t);
 	u64(j, "reserved_bytes", st->reserved);
 	u64(j, "allocated_bytes", st->allocated);
+	u64(j, "requested_bytes", st->requested);
 	u64(j, "cached_bytes", st->cached);
 	u64(j, "awaiting_free_bytes", st->awaiting);
 	u64(j, "inactive_split_bytes", st->inactive_split);
@@ -399,6 +400,7 @@ static void fw_device(struct jw *j, const struct report *r, const struct fw_dev 
 		null(j, "pid");
 	str(j, "hostname", h, hl);
 	fw_moment(j, "peak_allocated", &d->peak_alloc);
+	fw_moment(j, "peak_requested", &d->peak_req);
 	fw_moment(j, "peak_reserved", &d->peak_res);
 	fw_state(j, "at_exit", &d->end);
 	close_(j, '}');
@@ -439,6 +441,30 @@ static void framework(struct jw *j, const struct report *r)
 	u64(j, "events", m->events);
 	u64(j, "unknown_frees", m->unknown_frees);
 	u64(j, "dropped_events", m->dropped);
+	open_(j, "checks", '{');
+	u64(j, "count", m->checks);
+	u64(j, "mismatches", m->check_bad);
+	if (m->check_bad) {
+		open_(j, "first_mismatch", '{');
+		u64(j, "time_ns", m->first_bad.t);
+		u64(j, "pid", rep_pid(a, m->first_bad.proc));
+		i64(j, "device", m->first_bad.dev);
+		cstr(j, "figure", m->first_bad.what);
+		u64(j, "memtrace_bytes", m->first_bad.ours);
+		u64(j, "pytorch_bytes", m->first_bad.theirs);
+		close_(j, '}');
+	} else
+		null(j, "first_mismatch");
+	close_(j, '}');
+	open_(j, "drift", '{');
+	u64(j, "alloc_without_free_block", m->drift_no_block);
+	u64(j, "alloc_larger_than_free_block", m->drift_small_block);
+	u64(j, "segment_released_while_used", m->drift_seg_busy);
+	if (m->drift_first_t != FW_NEVER)
+		u64(j, "first_time_ns", m->drift_first_t);
+	else
+		null(j, "first_time_ns");
+	close_(j, '}');
 	open_(j, "devices", '[');
 	for (int k = 0; k < 2; k++)
 		for (int i = 0; i < m->ndevs; i++)

@@ -529,14 +529,15 @@ static void fw_held_line(FILE *f, const struct report *r, const struct fw_held *
 	putc('\n', f);
 }
 
-/* "reserved R = allocated A + cached C (inactive split, largest free block)" */
+/* "reserved R = allocated A + cached C (requested Q; inactive split,
+   largest free block)", PyTorch's memory_stats() names */
 static void fw_state_line(FILE *f, const struct fw_state *st)
 {
-	fprintf(f, "reserved %s = allocated %s + cached %s (inactive split %s, largest free "
-		"block %s", SZ(st->reserved), SZ(st->allocated), SZ(st->cached),
-		SZ(st->inactive_split), SZ(st->largest_free));
+	fprintf(f, "reserved %s = allocated %s + cached %s (requested %s; inactive split %s, "
+		"largest free block %s", SZ(st->reserved), SZ(st->allocated), SZ(st->cached),
+		SZ(st->requested), SZ(st->inactive_split), SZ(st->largest_free));
 	if (st->awaiting)
-		fprintf(f, "; %s of allocated awaiting free", SZ(st->awaiting));
+		fprintf(f, "; %s of cached awaiting other streams", SZ(st->awaiting));
 	fputs(")\n", f);
 }
 
@@ -554,6 +555,9 @@ static void fw_device(FILE *f, const struct report *r, int di, int brief)
 	fprintf(f, "%speak allocated %s at %s: ", ind, SZ(d->peak_alloc.st.allocated),
 		rep_time(tm, sizeof(tm), d->peak_alloc.st.t));
 	fw_state_line(f, &d->peak_alloc.st);
+	fprintf(f, "%speak requested %s at %s: ", ind, SZ(d->peak_req.st.requested),
+		rep_time(tm, sizeof(tm), d->peak_req.st.t));
+	fw_state_line(f, &d->peak_req.st);
 	fprintf(f, "%speak reserved %s at %s: ", ind, SZ(d->peak_res.st.reserved),
 		rep_time(tm, sizeof(tm), d->peak_res.st.t));
 	fw_state_line(f, &d->peak_res.st);
@@ -584,6 +588,33 @@ static void fw_device(FILE *f, const struct report *r, int di, int brief)
 	}
 }
 
+/* How the rebuilt blocks held against PyTorch's own counters. */
+static void fw_checks(FILE *f, const struct report *r)
+{
+	const struct fw_model *m = r->a->fw;
+	uint64_t drift = m->drift_no_block + m->drift_small_block + m->drift_seg_busy;
+	char tm[32];
+
+	if (m->checks && !m->check_bad)
+		fprintf(f, "  checked: allocated, requested and reserved equal PyTorch's own counters "
+			"at %s %" PRIu64 " drain%s that could read them\n", m->checks == 1 ? "the" : "all",
+			m->checks, m->checks == 1 ? "" : "s");
+	else if (m->checks)
+		fprintf(f, "  warning: at %" PRIu64 " of %" PRIu64 " drains the figures differ from "
+			"PyTorch's counters (first at %s, pid %" PRIu32 " device %d: %s memtrace %" PRIu64
+			" B, PyTorch %" PRIu64 " B)\n", m->check_bad, m->checks,
+			rep_time(tm, sizeof(tm), m->first_bad.t), rep_pid(r->a, m->first_bad.proc),
+			m->first_bad.dev, m->first_bad.what, m->first_bad.ours, m->first_bad.theirs);
+	if (drift)
+		fprintf(f, "  warning: %" PRIu64 " event%s did not fit PyTorch's block rules (first at "
+			"%s: %" PRIu64 " alloc%s where no free block began, %" PRIu64 " larger than its "
+			"free block, %" PRIu64 " segment%s given back while in use); block sizes after "
+			"it may be off\n", drift, drift == 1 ? "" : "s",
+			rep_time(tm, sizeof(tm), m->drift_first_t), m->drift_no_block,
+			m->drift_no_block == 1 ? "" : "s", m->drift_small_block, m->drift_seg_busy,
+			m->drift_seg_busy == 1 ? "" : "s");
+}
+
 static void framework(FILE *f, const struct report *r)
 {
 	const struct analysis *a = r->a;
@@ -607,6 +638,7 @@ static void framework(FILE *f, const struct report *r)
 		fprintf(f, "  note: %" PRIu64 " framework event%s lost before memtrace read them "
 			"(the framework's history wrapped); figures miss them\n", m->dropped,
 			m->dropped == 1 ? " was" : "s were");
+	fw_checks(f, r);
 	fputs("\ntensor leak candidates\n", f);
 	if (!m->nleaks)
 		fputs("  none: every tensor was freed, and no tensor site kept growing\n", f);

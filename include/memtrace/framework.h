@@ -31,6 +31,12 @@ enum mt_fw_action {
 	MT_FW_OOM = 8,              /* the allocator gave up: addr 0, size the
 	                               request, x the device's free bytes as
 	                               the framework saw them */
+	MT_FW_CHECK = 9,            /* not PyTorch's: its counters, read by a
+	                               drain when nothing changed while it
+	                               read the history, stand after the events
+	                               drained: addr reserved_bytes, size
+	                               allocated_bytes, x requested_bytes
+	                               ("all" pools, current) of the device */
 };
 
 /* One event as the caller hands it over (56 bytes, no padding). */
