@@ -19,20 +19,36 @@
 #                the OOM observer and the drain thread. Another backend
 #                (cudaMallocAsync) gets one note and no history.
 #   drain        _snapshot()["device_traces"], only the entries after the
-#                last one drained (found again by identity: the ring buffer
-#                drops its oldest entries), each frames tuple interned once
-#                with memtrace_fw_stack, time_us (CLOCK_REALTIME us) moved
-#                to CLOCK_MONOTONIC with an offset measured now, packed as
-#                struct mt_fw_input and handed over in batches. Allocations
-#                memory_stats counted but the history no longer holds are
-#                said in a "dropped=N" note.
-#   when         every MEMTRACE_TORCH_DRAIN_S seconds from a daemon thread
-#                when there is something new and the drain is cheap or the
-#                ring is a quarter turned over; at an OOM (the observer
-#                drains: PyTorch calls it with the allocator lock released,
-#                and the process may not live long after); at SIGTERM (the
-#                user's handler chained); at exit (atexit, which Python runs
-#                before the C library's exit handlers that close the trace).
+#                last one drained: while the ring has not wrapped, the
+#                history only grows, so they start at the length seen last
+#                time (exact, whatever PyTorch's clock refit did to
+#                time_us); once it wraps, the new entries are counted from
+#                memory_stats' counters and the position checked by the
+#                identity of the last drained entries (action, address,
+#                size, stream: never the time), with a "resync" note when
+#                it had to search. Each frames tuple is interned once with
+#                memtrace_fw_stack, time_us (CLOCK_REALTIME us; absent
+#                before torch 2.2: the drain's time then, said in a note)
+#                moved to CLOCK_MONOTONIC with an offset measured now,
+#                packed as struct mt_fw_input and handed over in batches.
+#                Allocations memory_stats counted but the history no
+#                longer holds are said in a "dropped=N" note. When nothing
+#                changed while it read the history, PyTorch's own
+#                allocated/requested/reserved bytes follow the events as a
+#                check the report compares with its figures. Every
+#                _snapshot() is timed ("drain_ns=" notes).
+#   when         from a daemon thread (MEMTRACE_TORCH_DRAIN=0: none) every
+#                MEMTRACE_TORCH_DRAIN_S seconds when there is something
+#                new, but never sooner after a drain than 50 times what it
+#                cost (the drains' share of the job stays under 2%; a note
+#                says when that let the ring wrap); at an OOM (the observer
+#                only sets a flag the thread acts on: some versions call it
+#                with the allocator's mutex held, pytorch#97833); at SIGTERM
+#                (the user's handler chained); at exit (atexit, which Python
+#                runs before the C library's exit handlers that close the
+#                trace). A program's own _record_memory_history and
+#                _set_allocator_settings are wrapped: the history is drained
+#                before the call and the change noted.
 #
 # Threading: PyTorch records history under its own allocator lock with no
 # Python involved; this module only runs in ordinary Python code (the
@@ -46,9 +62,17 @@ _ACTIONS = {
     "segment_alloc": 4, "segment_free": 5, "segment_map": 6,
     "segment_unmap": 7, "oom": 8,
 }
+_CHECK = 9              # MT_FW_CHECK of include/memtrace/framework.h
 _BATCH = 4096           # events per memtrace_fw_events call
 _TAIL = 4               # entries that identify the last drained position
-_TIME_SLACK_US = 50     # how far PyTorch's TSC fit may move an entry's time
+_BUDGET = 0.02          # the drains' share of the job's wall time
+# memory_stats() counters that move with every history entry but maps,
+# unmaps and snapshots: equal before and after _snapshot() means the
+# snapshot's state is the one the counters describe
+_MOVING = ("allocation.all.allocated", "allocation.all.freed", "active.all.freed",
+           "segment.all.allocated", "segment.all.freed", "num_ooms",
+           "allocated_bytes.all.current", "requested_bytes.all.current",
+           "reserved_bytes.all.current")
 
 _installed = False
 _finder = None
@@ -219,11 +243,88 @@ class _Dev(object):
     def __init__(self):
         self.n = 0              # entries in the history at the last drain
         self.tail = []          # identities of its last _TAIL entries
+        self.moved = None       # its _MOVING counters then (None: unknown)
         self.allocs_seen = 0    # alloc entries drained
         self.allocs_base = 0    # allocation.all.allocated when armed (memory_stats
                                 # is {} during lazy init, before any allocation)
         self.dropped = 0        # allocs already said lost
         self.last_total = 0     # allocation.all.allocated at the last drain
+        self.search = False     # the ring may have been reordered: find the
+                                # position by identity
+
+
+def _settings_from(snap_settings, conf):
+    """(source, max_split_size, expandable, divisions[16]) as
+    CUDAAllocatorConfig holds them: from the snapshot's allocator_settings
+    where PyTorch gives them, else parsed from the PYTORCH_ALLOC_CONF /
+    PYTORCH_CUDA_ALLOC_CONF text the way CUDAAllocatorConfig::parseArgs
+    reads it (max_split_size_mb, expandable_segments,
+    roundup_power2_divisions as one value or [256:1,512:2,>:4]). A value
+    it cannot read leaves PyTorch's default."""
+    div = [0] * 16
+    if snap_settings:
+        ms = int(snap_settings.get("max_split_size", -1) or -1)
+        exp = bool(snap_settings.get("expandable_segments", False))
+        rd = snap_settings.get("roundup_power2_divisions") or {}
+        try:
+            keys = sorted(rd, key=lambda k: int(k))
+            for i, k in enumerate(keys[:16]):
+                div[i] = int(rd[k])
+        except Exception:
+            pass
+        return ("allocator_settings", ms if ms > 0 else 0, exp, div)
+    ms, exp = 0, False
+    toks = []
+    buf = ""
+    for ch in conf or "":
+        if ch in ",:[]":
+            if buf.strip():
+                toks.append(buf.strip())
+            buf = ""
+            toks.append(ch)
+        elif ch != " ":
+            buf += ch
+    if buf.strip():
+        toks.append(buf.strip())
+    i = 0
+    while i < len(toks):
+        k = toks[i]
+        try:
+            if k == "max_split_size_mb" and i + 2 < len(toks):
+                ms = max(int(toks[i + 2]), 20) << 20
+                i += 2
+            elif k == "expandable_segments" and i + 2 < len(toks):
+                exp = toks[i + 2] == "True"
+                i += 2
+            elif k == "roundup_power2_divisions" and i + 2 < len(toks):
+                if toks[i + 2] == "[":
+                    j = i + 3
+                    last = 0
+                    while j < len(toks) and toks[j] != "]":
+                        if j + 2 < len(toks) and toks[j + 1] == ":":
+                            v = int(toks[j + 2])
+                            if toks[j] == ">":
+                                for q in range(last, 16):
+                                    div[q] = v
+                            else:
+                                mb = int(toks[j])
+                                q = max(mb.bit_length() - 1, 0)
+                                q = min(q, 15)
+                                for r in range(last, q + 1):
+                                    div[r] = v
+                                last = q + 1
+                            j += 3
+                        else:
+                            j += 1
+                    i = j
+                else:
+                    div = [int(toks[i + 2])] * 16
+                    i += 2
+        except (TypeError, ValueError):
+            pass
+        i += 1
+    return ("PYTORCH_ALLOC_CONF" if os.environ.get("PYTORCH_ALLOC_CONF") is not None
+            else "PYTORCH_CUDA_ALLOC_CONF" if conf is not None else "default", ms, exp, div)
 
 
 class _State(object):
@@ -242,11 +343,16 @@ class _State(object):
         self.stacks = {}
         self.last_ns = 0
         self.last_drain = 0.0
-        self.oom_drain = 0.0
+        self.not_before = 0.0       # the budget's earliest next periodic drain
+        self.drain_cost = 0.0       # seconds, all drains together
+        self.drains = 0
         self.oom_pending = False
+        self.wake = threading.Event()
         self.drained = 0
         self.allocs_at_drain = 0
+        self.no_time_said = False
         self.drain_s = _env_num("MEMTRACE_TORCH_DRAIN_S", 5.0, 0.001, float)
+        self.periodic = os.environ.get("MEMTRACE_TORCH_DRAIN", "1") != "0"
         self.max_entries = _env_num("MEMTRACE_TORCH_MAX_ENTRIES", 200000, 16)
         self.snapshot_path = None
         if os.environ.get("MEMTRACE_TORCH_SNAPSHOT", "") == "1":
@@ -258,6 +364,7 @@ class _State(object):
         self.stop = threading.Event()
         self.prev_term = None
         self.fmt = None
+        self.settings = None
 
     # -- notes --------------------------------------------------------------
     def version(self):
@@ -267,6 +374,19 @@ class _State(object):
         self.off = True
         self.lib.info([("framework", "torch"), ("version", self.version()),
                        ("torch", "off"), ("reason", reason)])
+
+    def note_settings(self, snap_settings, why):
+        """The "alloc_settings" note the analyzer rebuilds block sizes
+        from (analyze/model/framework.c), when they changed."""
+        conf = os.environ.get("PYTORCH_ALLOC_CONF", os.environ.get("PYTORCH_CUDA_ALLOC_CONF"))
+        src, ms, exp, div = _settings_from(snap_settings, conf)
+        if (ms, exp, div) == self.settings:
+            return
+        self.settings = (ms, exp, div)
+        self.lib.info([("framework", "torch"), ("alloc_settings", src), ("max_split_size", ms),
+                       ("expandable_segments", int(exp)),
+                       ("roundup_power2_divisions", ",".join(str(d) for d in div)),
+                       ("why", why)])
 
     # -- arming -------------------------------------------------------------
     def arm(self):
@@ -286,23 +406,30 @@ class _State(object):
         rec = getattr(mem, "_record_memory_history", None)
         snap = getattr(mem, "_snapshot", None)
         if rec is None or snap is None:
-            self.note_off("torch.cuda.memory._record_memory_history missing")
+            self.note_off("torch %s has no torch.cuda.memory._record_memory_history"
+                          % self.version())
             return
+        kw = dict(context="alloc", stacks="python", max_entries=self.max_entries)
         try:
-            rec(enabled="all", context="alloc", stacks="python",
-                max_entries=self.max_entries)
+            try:
+                # fewer entries, and none from memtrace's own snapshots
+                rec(enabled="all", skip_actions=["snapshot"], **kw)
+            except TypeError:
+                rec(enabled="all", **kw)
         except Exception as e:
             self.note_off("_record_memory_history failed: %s: %s" % (type(e).__name__, e))
             return
+        self.rec = rec
         self.snap = snap
         self.armed = True
-        for d, st in self.read_allocs().items():
-            self.dev(d).allocs_base = st
-            self.allocs_at_drain += st
+        for d, st in self.read_stats().items():
+            self.dev(d).allocs_base = int(st.get("allocation.all.allocated", 0))
+            self.allocs_at_drain += self.dev(d).allocs_base
         settings = []
+        snap_settings = None
         try:
-            s = snap().get("allocator_settings") or {}
-            settings = [("allocator." + str(k), v) for k, v in sorted(s.items())]
+            snap_settings = snap().get("allocator_settings") or None
+            settings = [("allocator." + str(k), v) for k, v in sorted((snap_settings or {}).items())]
         except Exception:
             conf = os.environ.get("PYTORCH_CUDA_ALLOC_CONF")
             if conf is not None:
@@ -310,6 +437,8 @@ class _State(object):
         self.lib.info([("framework", "torch"), ("version", self.version()),
                        ("backend", backend), ("history", "all"), ("context", "alloc"),
                        ("stacks", "python"), ("max_entries", self.max_entries)] + settings)
+        self.note_settings(snap_settings, "arm")
+        self.wrap_program_calls(mem)
         obs = getattr(torch._C, "_cuda_attach_out_of_memory_observer", None)
         if obs is not None:
             try:
@@ -321,6 +450,76 @@ class _State(object):
         t = self.threading.Thread(target=self.drain_loop, name="memtrace-torch-drain")
         t.daemon = True
         t.start()
+
+    def wrap_program_calls(self, mem):
+        """The program's own _record_memory_history (torchtitan, Lightning
+        and HF trainers call it) and _set_allocator_settings: what the
+        history held is drained first, then the call goes through as it
+        would without memtrace, then the change is noted."""
+        state = self
+        rec = getattr(mem, "_record_memory_history", None)
+        if rec is not None and not getattr(rec, "_memtrace", False):
+            def _record_memory_history(enabled="all", *args, **kwargs):
+                try:
+                    state.drain("program_history")
+                except BaseException:
+                    pass
+                r = rec(enabled, *args, **kwargs)
+                try:
+                    state.program_history(enabled, args, kwargs)
+                except BaseException:
+                    pass
+                return r
+            _record_memory_history._memtrace = True
+            _record_memory_history.__wrapped__ = rec
+            _record_memory_history.__doc__ = rec.__doc__
+            mem._record_memory_history = _record_memory_history
+            cuda = self.torch.cuda
+            if getattr(cuda, "_record_memory_history", None) is rec:
+                cuda._record_memory_history = _record_memory_history
+        sas = getattr(mem, "_set_allocator_settings", None)
+        if sas is not None and not getattr(sas, "_memtrace", False):
+            def _set_allocator_settings(env):
+                try:
+                    state.drain("program_settings")
+                except BaseException:
+                    pass
+                r = sas(env)
+                try:
+                    s = state.snap().get("allocator_settings") or None
+                    if s is None:
+                        os.environ["PYTORCH_CUDA_ALLOC_CONF"] = str(env)
+                    state.note_settings(s, "program")
+                except BaseException:
+                    pass
+                return r
+            _set_allocator_settings._memtrace = True
+            _set_allocator_settings.__wrapped__ = sas
+            mem._set_allocator_settings = _set_allocator_settings
+
+    def program_history(self, enabled, args, kwargs):
+        """After the program's own _record_memory_history: what memtrace
+        keeps, said in a note."""
+        me = kwargs.get("max_entries", args[2] if len(args) > 2 else None)
+        what = "kept"
+        with self.lock:
+            if enabled is None or enabled is False:
+                # recordHistory(false) clears the ring: nothing more to drain
+                what = "history off: tensor events stop here"
+                self.armed = False
+                for st in self.devs.values():
+                    st.n, st.tail, st.moved = 0, [], None
+            else:
+                if me is not None:
+                    try:
+                        self.max_entries = max(1, int(me))
+                    except (TypeError, ValueError):
+                        pass
+                # setMaxEntries does not re-linearize a wrapped ring
+                for st in self.devs.values():
+                    st.search = True
+        self.lib.info([("framework", "torch"), ("program_history", str(enabled)),
+                       ("max_entries", self.max_entries), ("memtrace", what)])
 
     def install_sigterm(self):
         """Our SIGTERM handler in front of the program's Python one (or the
@@ -350,8 +549,8 @@ class _State(object):
             st = self.devs[d] = _Dev()
         return st
 
-    def read_allocs(self):
-        """allocation.all.allocated per device (cumulative allocs)."""
+    def read_stats(self):
+        """memory_stats() of each device: {device: {key: value}}."""
         out = {}
         ms = self.torch.cuda.memory_stats
         try:
@@ -367,9 +566,8 @@ class _State(object):
                 s = ms()
             except Exception:
                 continue
-            v = s.get("allocation.all.allocated")
-            if v is not None:
-                out[d] = int(v)
+            if s:
+                out[d] = s
         return out
 
     def clock_offset(self):
@@ -415,38 +613,51 @@ class _State(object):
 
     @staticmethod
     def ident(e):
+        """What identifies an entry across snapshots: never time_us, which
+        PyTorch re-derives from its TSC fit at every snapshot."""
         return (e.get("action"), e.get("addr", e.get("device_free")), e.get("size"),
-                e.get("stream"), e.get("time_us"))
+                e.get("stream"))
 
-    def new_from(self, st, entries):
-        """Index of the first entry not drained yet. The history only ever
-        drops its oldest entries, so the last drained one, if still there,
-        is at or before where it was; the last few entries together say
-        where (times compared with a little slack: PyTorch refits its clock
-        at each snapshot)."""
+    @staticmethod
+    def moved_by(before, now):
+        """Entries the history gained between two readings of the
+        counters (maps and unmaps leave no count: a lower bound)."""
+        if before is None or now is None:
+            return None
+        return sum(max(0, int(now.get(k, 0)) - int(before.get(k, 0))) for k in _MOVING[:6])
+
+    def new_from(self, st, entries, gained):
+        """(index of the first entry not drained yet, resync note or None).
+        While the ring has not wrapped it only grows: the old entries are
+        the first st.n, exactly. Once full, the new ones are the last
+        `gained` (counted from the allocator's counters), checked by the
+        identity of the last drained entries; when that does not hold, the
+        nearest position where it does, else the count alone."""
         n = len(entries)
         if not st.tail:
-            return 0
+            return 0, None
+        if n >= st.n and n < self.max_entries and not st.search:
+            return st.n, None
         k = len(st.tail)
         idents = self.ident
-        for exact in (True, False):
-            j = min(st.n, n)
-            while j >= k:
-                ok = True
-                for i in range(k):
-                    a = idents(entries[j - k + i])
-                    b = st.tail[i]
-                    if exact:
-                        ok = a == b
-                    else:
-                        ok = a[:4] == b[:4] and a[4] is not None and b[4] is not None and \
-                            abs(a[4] - b[4]) <= _TIME_SLACK_US
-                    if not ok:
-                        break
-                if ok:
-                    return j
-                j -= 1
-        return 0        # wrapped past it: every entry is new
+
+        def fits(j):
+            return j >= k and all(idents(entries[j - k + i]) == st.tail[i] for i in range(k))
+        guess = n - gained if gained is not None else None
+        if guess is not None and 0 <= guess <= n and fits(guess) and not st.search:
+            return guess, None
+        # search from the guess outwards (maps/unmaps are not counted, so
+        # the real position is at or before it), then everywhere
+        order = []
+        if guess is not None:
+            order = [j for j in range(min(guess, n), max(k, guess - 4096) - 1, -1)]
+        order += [j for j in range(n, k - 1, -1)]
+        for j in order:
+            if fits(j):
+                return j, None if j == guess else "position found by identity"
+        if guess is not None and 0 <= guess <= n:
+            return guess, "last drained entries gone; position from the counters"
+        return 0, "last drained entries gone; every entry taken as new"
 
     def drain(self, why):
         """Hands over what is new in the history; returns the snapshot."""
@@ -466,19 +677,31 @@ class _State(object):
         import time
         if not self.armed or os.getpid() != self.pid:
             return None
-        allocs = self.read_allocs()
+        t0 = time.perf_counter_ns()
+        before = self.read_stats()
         snap = self.snap()
+        after = self.read_stats()
+        cost_ns = time.perf_counter_ns() - t0
         off = self.clock_offset()
         traces = snap.get("device_traces") or []
         news = []
+        n_entries = 0
         for d, entries in enumerate(traces):
             st = self.dev(d)
             entries = entries or []
-            start = self.new_from(st, entries)
+            n_entries += len(entries)
+            now = after.get(d)
+            moved = {k: now.get(k, 0) for k in _MOVING} if now else None
+            start, resync = self.new_from(st, entries, self.moved_by(st.moved, moved))
+            if resync:
+                self.lib.info([("framework", "torch"), ("resync", resync), ("device", d),
+                               ("entries", len(entries)), ("drain", why)])
             new = entries[start:]
-            st.allocs_seen += sum(1 for e in new if e["action"] == "alloc")
+            st.allocs_seen += sum(1 for e in new if e.get("action") == "alloc")
             st.n = len(entries)
             st.tail = [self.ident(e) for e in entries[-_TAIL:]]
+            st.moved = moved
+            st.search = False
             if new:
                 news.append((d, new))
         if len(news) == 1:
@@ -487,12 +710,15 @@ class _State(object):
             # several devices: one stream in time order (a device's own
             # order kept), each event with its device
             import heapq
-            merged = heapq.merge(*[[(e["time_us"], i, k, d, e) for k, e in enumerate(new)]
+            merged = heapq.merge(*[[(e.get("time_us", 0), i, k, d, e) for k, e in enumerate(new)]
                                    for i, (d, new) in enumerate(news)])
             self.drained += self.write(None, [(d, e) for _, _, _, d, e in merged], off)
-        self.allocs_at_drain = sum(allocs.values())
-        for d, total in allocs.items():
+        self.write_checks(before, after)
+        total_allocs = 0
+        for d, s in after.items():
             st = self.dev(d)
+            total = int(s.get("allocation.all.allocated", 0))
+            total_allocs += total
             last, st.last_total = st.last_total, total
             if total < last:
                 # reset_accumulated_memory_stats: count from here on
@@ -504,15 +730,45 @@ class _State(object):
                 self.lib.info([("framework", "torch"), ("dropped", lost), ("device", d),
                                ("what", "alloc events the history no longer held"),
                                ("max_entries", self.max_entries), ("drain", why)])
+        self.allocs_at_drain = total_allocs
+        self.drains += 1
+        self.drain_cost += cost_ns / 1e9
+        self.lib.info([("framework", "torch"), ("drain_ns", cost_ns), ("drain_entries", n_entries),
+                       ("drain", why)])
         self.last_drain = time.monotonic()
+        self.not_before = self.last_drain + cost_ns / 1e9 / _BUDGET
         return snap
+
+    def write_checks(self, before, after):
+        """PyTorch's own counters, after the events just written, for the
+        analyzer to compare with its figures: only for a device whose
+        counters did not move while the history was read (then the
+        snapshot's last entry and the counters describe one state)."""
+        import struct
+        if self.fmt is None:
+            self.fmt = struct.Struct("<IiQQQQQII")
+        for d, s in after.items():
+            b = before.get(d)
+            if not b or any(b.get(k) != s.get(k) for k in _MOVING):
+                continue
+            if "requested_bytes.all.current" not in s:
+                continue
+            buf = bytearray(self.fmt.size)
+            self.fmt.pack_into(buf, 0, _CHECK, d, self.last_ns,
+                               int(s.get("reserved_bytes.all.current", 0)),
+                               int(s.get("allocated_bytes.all.current", 0)), 0,
+                               int(s.get("requested_bytes.all.current", 0)), 0, 0)
+            cbuf = (self.ctypes.c_char * len(buf)).from_buffer(buf)
+            self.lib.events(cbuf, 1)
 
     def write(self, dev, entries, off):
         """Packs history entries as struct mt_fw_input and hands them over
         in batches; dev None: entries are (device, entry) pairs. Returns
         how many were written. One loop, no intermediate objects: this is
-        the drain's cost per event."""
+        the drain's cost per event. Without time_us (torch before 2.2)
+        every entry takes the drain's time, in the ring's order."""
         import struct
+        import time
         if self.fmt is None:
             self.fmt = struct.Struct("<IiQQQQQII")
         pack = self.fmt.pack_into
@@ -520,6 +776,7 @@ class _State(object):
         stack_id = self.stack_id
         actions = _ACTIONS
         last = self.last_ns
+        drain_t = time.clock_gettime_ns(time.CLOCK_MONOTONIC)
         d = dev
         written = 0
         for b0 in range(0, len(entries), _BATCH):
@@ -529,10 +786,20 @@ class _State(object):
             for e in chunk:
                 if dev is None:
                     d, e = e
-                a = actions.get(e["action"])
+                a = actions.get(e.get("action"))
                 if a is None:
                     continue
-                t = e["time_us"] * 1000 + off
+                us = e.get("time_us")
+                if us is None:
+                    t = drain_t
+                    if not self.no_time_said:
+                        self.no_time_said = True
+                        self.lib.info([("framework", "torch"), ("version", self.version()),
+                                       ("timing", "drain"),
+                                       ("why", "history entries have no time_us (torch < 2.2): "
+                                               "each takes its drain's time, in order")])
+                else:
+                    t = us * 1000 + off
                 if t < last:
                     t = last            # a drain's offset moved back
                 last = t
@@ -564,13 +831,18 @@ class _State(object):
 
     def drain_loop(self):
         """The periodic drain. A drain costs in proportion to the whole
-        history (PyTorch hands all of it over each time), so a tick drains
-        when there is something new and either the history is still small
-        (a quarter of max_entries) or a quarter of it is new (so the ring
-        does not wrap before the next tick), and at least once a minute
-        otherwise."""
+        history (PyTorch hands all of it over each time, under the GIL), so
+        after a drain that cost c seconds the next periodic one waits at
+        least c / _BUDGET; a tick drains when there is something new. When
+        the wait let more entries arrive than the ring holds, the loss is
+        counted (dropped=) and a note says the budget forced the gap. An
+        OOM sets a flag and wakes the thread."""
         import time
-        while not self.stop.wait(self.drain_s):
+        while not self.stop.is_set():
+            self.wake.wait(self.drain_s)
+            self.wake.clear()
+            if self.stop.is_set():
+                return
             try:
                 if os.getpid() != self.pid:
                     return
@@ -578,34 +850,39 @@ class _State(object):
                     self.oom_pending = False
                     self.drain("oom")
                     continue
-                total = sum(self.read_allocs().values())
+                if not self.periodic or time.monotonic() < self.not_before:
+                    continue
+                total = sum(int(s.get("allocation.all.allocated", 0))
+                            for s in self.read_stats().values())
                 new = 3 * (total - self.allocs_at_drain)    # alloc, free_requested, free_completed
                 if new <= 0:
                     continue
-                held = min(self.max_entries, sum(st.n for st in self.devs.values()) + new)
-                q = self.max_entries // 4
-                if held <= q or new >= q or time.monotonic() - self.last_drain >= 60:
-                    self.drain("periodic")
+                gap = time.monotonic() - self.last_drain
+                if new > self.max_entries and self.drains:
+                    self.lib.info([("framework", "torch"), ("budget_gap_s", "%.3f" % gap),
+                                   ("budget", "drains kept under %d%% of the run; the ring "
+                                              "turned over in between" % int(_BUDGET * 100))])
+                self.drain("periodic")
             except Exception:
                 pass
 
     def on_oom(self):
-        import time
-        now = time.monotonic()
-        if now - self.oom_drain < 1.0:
-            self.oom_pending = True     # a burst of retries: the thread drains
-            return
-        self.oom_drain = now
-        self.drain("oom")
+        # PyTorch may call observers with its allocator mutex held: a drain
+        # here (the GIL held, then _snapshot() waiting for that mutex)
+        # could deadlock; the drain thread does it
+        self.oom_pending = True
+        self.wake.set()
 
     def at_exit(self):
         self.stop.set()
+        self.wake.set()
         snap = self.drain("exit")
         if self.snapshot_path and snap is not None:
             import pickle
             try:
                 with open(self.snapshot_path, "xb") as f:
-                    pickle.dump(snap, f)
+                    # protocol 4: memory_viz rejects 5 (pytorch#183842)
+                    pickle.dump(snap, f, protocol=4)
             except Exception:
                 pass
 

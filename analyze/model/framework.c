@@ -1358,24 +1358,36 @@ static int cmp_leak(const void *x, const void *y, void *ctx)
 	return a->id < b->id ? -1 : a->id > b->id;
 }
 
-/* "dropped=N" anywhere in the FW_INFO notes of every process. */
-static void dropped(const struct analysis *a, struct fw_model *m)
+/*
+ * What the drains said in the FW_INFO notes of every process, summed:
+ * "dropped=N" (events the history lost), "drain_ns=N" (each _snapshot()
+ * timed), "resync=" (the position of the last drained entry had to be
+ * searched), "timing=drain" (no time_us), "budget_gap_s=" (the budget let
+ * the ring turn over), "program_history=" (the program's own call).
+ */
+static void notes(const struct analysis *a, struct fw_model *m)
 {
 	for (int i = 0; i < a->nprocs; i++) {
 		const struct trace *t = stream_proc(a->s, i)->t;
 		struct trace_bytes tx;
 
 		for (uint32_t k = 0; trace_fw_info(t, k, &tx, NULL) == 0; k++) {
-			struct trace_bytes d;
 			size_t at = 0;
 
-			while ((d = trace_note_value(tx, "dropped=", &at)).p) {
-				uint64_t v = 0;
-
-				for (size_t c = 0; c < d.len && d.p[c] >= '0' && d.p[c] <= '9'; c++)
-					v = v * 10 + (uint64_t)(d.p[c] - '0');
-				m->dropped += v;
+			m->dropped += note_u64(tx, "dropped=", 0);
+			if (trace_note_value(tx, "drain_ns=", &at).p) {
+				m->drains++;
+				m->drain_ns += note_u64(tx, "drain_ns=", 0);
 			}
+			at = 0;
+			m->resyncs += trace_note_value(tx, "resync=", &at).p != NULL;
+			at = 0;
+			m->budget_gaps += trace_note_value(tx, "budget_gap_s=", &at).p != NULL;
+			at = 0;
+			m->program_history += trace_note_value(tx, "program_history=", &at).p != NULL;
+			at = 0;
+			if (trace_note_value(tx, "timing=", &at).p)
+				m->drain_timing = 1;
 		}
 	}
 }
@@ -1459,7 +1471,7 @@ int fw_end(struct analysis *a)
 			m->leaks[m->nleaks++] = i;
 	}
 	qsort_r(m->leaks, m->nleaks, sizeof(*m->leaks), cmp_leak, m->sites);
-	dropped(a, m);
+	notes(a, m);
 	return 0;
 }
 

@@ -172,6 +172,11 @@ struct fw_model {
 	uint32_t nleaks;
 	uint64_t events, unknown_frees, no_device;
 	uint64_t dropped;           /* "dropped=N" of FW_INFO notes, summed */
+	uint64_t drains, drain_ns;  /* _snapshot() calls and their time */
+	uint64_t resyncs;           /* drains that searched their position */
+	uint64_t budget_gaps;       /* the budget let the ring turn over */
+	uint64_t program_history;   /* the program's own _record_memory_history */
+	int drain_timing;           /* entries had no time_us: drain times */
 	/* Block sizes are rebuilt from PyTorch's rules (framework.c); where
 	   the events do not fit them, the case is counted here. */
 	uint64_t drift_no_block;    /* an alloc where no free block began */

@@ -441,6 +441,15 @@ static void framework(struct jw *j, const struct report *r)
 	u64(j, "events", m->events);
 	u64(j, "unknown_frees", m->unknown_frees);
 	u64(j, "dropped_events", m->dropped);
+	open_(j, "drains", '{');
+	u64(j, "count", m->drains);
+	u64(j, "total_ns", m->drain_ns);
+	share(j, "share_of_run", a->duration ? (double)m->drain_ns / (double)a->duration : 0);
+	u64(j, "resyncs", m->resyncs);
+	u64(j, "budget_gaps", m->budget_gaps);
+	u64(j, "program_history_calls", m->program_history);
+	cstr(j, "timing", m->drain_timing ? "drain" : "time_us");
+	close_(j, '}');
 	open_(j, "checks", '{');
 	u64(j, "count", m->checks);
 	u64(j, "mismatches", m->check_bad);

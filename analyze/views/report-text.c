@@ -595,6 +595,24 @@ static void fw_checks(FILE *f, const struct report *r)
 	uint64_t drift = m->drift_no_block + m->drift_small_block + m->drift_seg_busy;
 	char tm[32];
 
+	if (m->drains)
+		fprintf(f, "  drains: %" PRIu64 " read%s of PyTorch's history, %s in all (%.2f%% of the "
+			"run)\n", m->drains, m->drains == 1 ? "" : "s", rep_duration(tm, sizeof(tm), m->drain_ns),
+			r->a->duration ? 100.0 * (double)m->drain_ns / (double)r->a->duration : 0.0);
+	if (m->drain_timing)
+		fputs("  note: the history had no times (torch before 2.2): each tensor event has the "
+		      "time of the drain that read it, in the history's order\n", f);
+	if (m->resyncs)
+		fprintf(f, "  note: %" PRIu64 " drain%s had to find the last entry read by its identity "
+			"(the ring turned over or was reordered); events around it may be missing\n",
+			m->resyncs, m->resyncs == 1 ? "" : "s");
+	if (m->budget_gaps)
+		fprintf(f, "  note: %" PRIu64 " time%s the drains' budget (2%% of the run) let the history "
+			"turn over between two drains\n", m->budget_gaps, m->budget_gaps == 1 ? "" : "s");
+	if (m->program_history)
+		fprintf(f, "  note: the program called _record_memory_history itself %" PRIu64 " time%s; "
+			"memtrace drained before each call and kept the program's settings\n",
+			m->program_history, m->program_history == 1 ? "" : "s");
 	if (m->checks && !m->check_bad)
 		fprintf(f, "  checked: allocated, requested and reserved equal PyTorch's own counters "
 			"at %s %" PRIu64 " drain%s that could read them\n", m->checks == 1 ? "the" : "all",
