@@ -106,11 +106,18 @@ def _check_option(option, valid, error):
         raise RuntimeError(error)
 
 
-def _cuda_record_memory_history(enabled, context, stacks, max_entries, clear_history=False,
-                                compile_context=False, global_record_annotations=False,
-                                skip_actions=(), record_pinned_host_memory=False,
-                                record_cuda=True):
-    """memory_snapshot.cpp _record_memory_history(optional<string> enabled, ...)."""
+def _cuda_record_memory_history(enabled, context, stacks, max_entries, *rest, **kw):
+    """memory_snapshot.cpp _record_memory_history(optional<string> enabled,
+    optional<string> context, string stacks, size_t max_entries, ...): 2.1
+    takes those four only."""
+    if _allocator.TORCH21 and (rest or kw):
+        raise TypeError("_cuda_record_memory_history(): incompatible function arguments")
+    return _record_history(enabled, context, stacks, max_entries, *rest, **kw)
+
+
+def _record_history(enabled, context, stacks, max_entries, clear_history=False,
+                    compile_context=False, global_record_annotations=False,
+                    skip_actions=(), record_pinned_host_memory=False, record_cuda=True):
     if enabled is not None:
         _check_option(enabled, ("state", "all"), "expected state to be 'state', 'all', or None")
     if context is not None:
@@ -148,28 +155,86 @@ def _cuda_isHistoryEnabled():
     return bool(_device_allocator) and _device_allocator[_allocator.get_device()].record_history
 
 
+def _cuda_setMemoryFraction(fraction, device):
+    """NativeCachingAllocator::setMemoryFraction."""
+    if not 0 <= fraction <= 1:
+        raise RuntimeError("invalid fraction:%s. Please set within (0, 1)." % fraction)
+    da = _allocator_for(device)
+    _allocator.set_device(device)
+    da.set_memory_fraction(fraction)
+
+
+def _cuda_cudaCachingAllocator_set_allocator_settings(env):
+    """CUDACachingAllocator::setAllocatorSettings: parseArgs(env) again."""
+    _allocator.set_allocator_settings(env)
+
+
+def _cuda_recordStream(block, stream):
+    """NativeCachingAllocator::recordStream (Tensor.record_stream)."""
+    if block is None:
+        return
+    _allocator_for(block.device).record_stream(block, stream)
+
+
 def _allocator_settings():
-    # memory_snapshot.cpp: the allocator's configuration; the double knows
-    # none of PYTORCH_CUDA_ALLOC_CONF's options, so every value is the default
-    return {"PYTORCH_CUDA_ALLOC_CONF": os.environ.get("PYTORCH_CUDA_ALLOC_CONF", ""),
-            "max_split_size": _allocator.MAX_SPLIT_SIZE,
-            "garbage_collection_threshold": 0.0,
-            "expandable_segments": False,
-            "pinned_num_register_threads": 1,
-            "release_lock_on_cudamalloc": False,
-            "pinned_use_cuda_host_register": False,
-            "graph_capture_record_stream_reuse": False,
-            "roundup_power2_divisions": {str(1 << i): 0 for i in range(16)}}
+    """The allocator_settings dict of THCPModule_memorySnapshot
+    (torch/csrc/cuda/Module.cpp of the 2.3/2.4 line, the one with
+    external_annotations and before graph_capture_record_stream_reuse), from
+    NativeCachingAllocator::snapshot()'s config_metadata: the last settings
+    string parsed ("" if none), max_split_size as int64 (-1 unset), and
+    roundup_power2_divisions keyed "1", "2", "4", ... "32768", one per
+    power-of-two interval from 1 MiB."""
+    c = _allocator.config()
+    mss = c.max_split_size
+    if mss >= 1 << 63:
+        mss -= 1 << 64
+    return {"PYTORCH_CUDA_ALLOC_CONF": c.last_allocator_settings,
+            "max_split_size": mss,
+            "garbage_collection_threshold": c.garbage_collection_threshold,
+            "expandable_segments": c.expandable_segments,
+            "pinned_num_register_threads": c.pinned_num_register_threads,
+            "release_lock_on_cudamalloc": c.release_lock_on_cudamalloc,
+            "pinned_use_cuda_host_register": c.pinned_use_cuda_host_register,
+            "roundup_power2_divisions": {str(1 << i): v for i, v in enumerate(c.roundup)}}
+
+
+# The time fit of each snapshot. PyTorch stamps entries with the TSC and
+# converts at every snapshot with a fit made then (makeConverter() in
+# NativeCachingAllocator::snapshot, c10/util/ApproximateClock), so the same
+# entry's time_us moves a little from one _snapshot() to the next. The
+# double keeps the raw CLOCK_REALTIME stamp and adds, per snapshot, a
+# deterministic pseudo-random offset in [-A, +A] us, A = TORCHDOUBLE_REFIT_US
+# (default 5; 0: no refit), plus TORCHDOUBLE_REFIT_JUMP_US from the
+# TORCHDOUBLE_REFIT_JUMP_AT-th snapshot on (default 2: the second).
+_snapshots_taken = 0
+
+
+def _refit_ns(n):
+    amp = _allocator._env_number("TORCHDOUBLE_REFIT_US", 5.0)
+    x = (n * 2654435761 + 12345) % 4294967296  # Knuth's multiplicative hash
+    off = ((x / 4294967295.0) * 2.0 - 1.0) * amp
+    if n >= _allocator._env_number("TORCHDOUBLE_REFIT_JUMP_AT", 2, int):
+        off += _allocator._env_number("TORCHDOUBLE_REFIT_JUMP_US", 0.0)
+    return int(round(off * 1000.0))
 
 
 def _cuda_memorySnapshot(mempool_id=None):
-    """The dict of memory_snapshot.cpp _memory_snapshot_pickled(), unpickled:
-    as NativeCachingAllocator::snapshot(), each device's trace is read
-    before its segments, so this call's "snapshot" entry shows in the next."""
+    """The dict of THCPModule_memorySnapshot: as NativeCachingAllocator::
+    snapshot(), each device's trace is read before its segments, so this
+    call's "snapshot" entry shows in the next. Each trace entry costs
+    TORCHDOUBLE_SNAPSHOT_US microseconds (default 7, PR #172672's 726.8 ms
+    for 100,000 entries; 0: free), spent holding the device lock and the
+    GIL. 2.1 has neither allocator_settings nor external_annotations."""
+    global _snapshots_taken
+    _snapshots_taken += 1
+    refit = _refit_ns(_snapshots_taken)
+    cost = _allocator._env_number("TORCHDOUBLE_SNAPSHOT_US", 7.0)
     segments, traces = [], []
     for da in _device_allocator:
-        traces.append(da.trace())
+        traces.append(da.trace(refit, cost))
         segments.extend(da.snapshot())
+    if _allocator.TORCH21:
+        return {"segments": segments, "device_traces": traces}
     return {"segments": segments, "device_traces": traces,
             "allocator_settings": _allocator_settings(), "external_annotations": []}
 

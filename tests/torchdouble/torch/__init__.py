@@ -70,9 +70,13 @@
 import math
 
 from . import _C
+from . import _allocator
 from ._allocator import OutOfMemoryError  # noqa: F401
 
-__version__ = "2.11.0+testdouble"
+# The Python API follows torch/cuda/memory.py @00b65a0 (the 2.11 line), so the
+# double calls itself 2.11; TORCHDOUBLE_VERSION=2.1 makes it 2.1.0 (see
+# above). Its allocator follows @001074d (about 2.3/2.4) in both modes.
+__version__ = "2.1.0" if _allocator.TORCH21 else "2.11.0+testdouble"
 
 
 class dtype:
@@ -153,6 +157,13 @@ class Tensor:
     def get_device(self):
         return self.device.index if self.is_cuda else -1
 
+    def record_stream(self, stream):
+        """Tensor.record_stream: the block is not reused before the work
+        queued on `stream` so far completes; PyTorch's recordStream, so its
+        free waits for an event (free_completed at the next malloc)."""
+        if self._block is not None:
+            _C._cuda_recordStream(self._block, stream.cuda_stream)
+
     def __repr__(self):
         return "tensor(<%d bytes at 0x%x>, device='%s')" % (self.nbytes, self.data_ptr(),
                                                             self.device)
@@ -186,7 +197,7 @@ def empty(*size, dtype=None, device="cuda"):
     if nbytes == 0:
         return Tensor(shape, dt, dev, None)
     with cuda.device(index):
-        block = _C._allocator_for(index).malloc(nbytes)
+        block = _C._allocator_for(index).malloc(nbytes, cuda.current_stream(index).cuda_stream)
     return Tensor(shape, dt, dev, block)
 
 

@@ -155,3 +155,95 @@ def synchronize(device=None):
     _lazy_init()
     with torch.cuda.device(device):
         return _C._cuda_synchronize()
+
+
+# --- streams: enough of torch.cuda.Stream for record_stream ------------------
+# A stream is a real cudaStream_t of the (simulated) runtime; cuda_stream is
+# its handle as an int, the value PyTorch's trace entries and snapshot carry
+# as "stream". The default stream is 0. The current stream is per thread
+# and device, as c10::cuda::getCurrentCUDAStream.
+
+class Stream:
+    def __init__(self, device=None, priority=0, **kwargs):
+        _lazy_init()
+        self.device_index = _get_device_index(device, optional=True)
+        self.priority = priority
+        if kwargs.get("_handle") is not None:
+            self.cuda_stream = kwargs["_handle"]
+            return
+        import ctypes
+        from torch import _allocator
+        h = ctypes.c_void_p()
+        with torch.cuda.device(self.device_index):
+            _allocator.cuda_check(_allocator.runtime().cudaStreamCreate(ctypes.byref(h)),
+                                  "cudaStreamCreate")
+        self.cuda_stream = h.value or 0
+
+    @property
+    def device(self):
+        return torch.device("cuda", self.device_index)
+
+    def synchronize(self):
+        import ctypes
+        from torch import _allocator
+        _allocator.cuda_check(_allocator.runtime().cudaStreamSynchronize(
+            ctypes.c_void_p(self.cuda_stream)), "cudaStreamSynchronize")
+
+    def wait_stream(self, stream):
+        pass
+
+    def query(self):
+        return True
+
+    def __eq__(self, other):
+        return isinstance(other, Stream) and (self.cuda_stream, self.device_index) == \
+            (other.cuda_stream, other.device_index)
+
+    def __hash__(self):
+        return hash((self.cuda_stream, self.device_index))
+
+    def __repr__(self):
+        return "<torch.cuda.Stream device=cuda:%d cuda_stream=%#x>" % (self.device_index,
+                                                                      self.cuda_stream)
+
+
+_stream_tls = threading.local()
+
+
+def default_stream(device=None):
+    return Stream(device, _handle=0)
+
+
+def current_stream(device=None):
+    idx = _get_device_index(device, optional=True)
+    cur = getattr(_stream_tls, "current", {})
+    return cur.get(idx) or Stream(idx, _handle=0)
+
+
+def set_stream(stream):
+    if stream is None:
+        return
+    if not hasattr(_stream_tls, "current"):
+        _stream_tls.current = {}
+    _stream_tls.current[stream.device_index] = stream
+
+
+class StreamContext:
+    def __init__(self, stream):
+        self.stream = stream
+        self.prev = None
+
+    def __enter__(self):
+        if self.stream is not None:
+            self.prev = current_stream(self.stream.device_index)
+            set_stream(self.stream)
+        return self.stream
+
+    def __exit__(self, *exc):
+        if self.stream is not None:
+            set_stream(self.prev)
+        return False
+
+
+def stream(stream):
+    return StreamContext(stream)

@@ -12,7 +12,7 @@ from torch import _C
 
 __all__ = ["empty_cache", "memory_stats", "memory_stats_as_nested_dict", "memory_allocated",
            "max_memory_allocated", "memory_reserved", "max_memory_reserved",
-           "get_allocator_backend"]
+           "get_allocator_backend", "set_per_process_memory_fraction"]
 
 
 def empty_cache():
@@ -61,6 +61,25 @@ def max_memory_reserved(device=None):
     return memory_stats(device=device).get("reserved_bytes.all.peak", 0)
 
 
+def set_per_process_memory_fraction(fraction, device=None):
+    """torch/cuda/memory.py: limits the caching allocator to fraction *
+    the device's total memory (alloc_block fails past it; with
+    garbage_collection_threshold set, malloc collects cached blocks)."""
+    torch.cuda._lazy_init()
+    if device is None:
+        device = torch.cuda.current_device()
+    device = torch.cuda._get_device_index(device)
+    if not isinstance(fraction, float):
+        raise TypeError("Invalid type for fraction argument, must be `float`")
+    if fraction < 0 or fraction > 1:
+        raise ValueError(f"Invalid fraction value: {fraction}. Allowed range: 0~1")
+    _C._cuda_setMemoryFraction(fraction, device)
+
+
+def _set_allocator_settings(env: str):
+    return _C._cuda_cudaCachingAllocator_set_allocator_settings(env)
+
+
 def get_allocator_backend():
     return _C._cuda_getAllocatorBackend()
 
@@ -93,6 +112,16 @@ def _record_memory_history_impl(enabled="all", context="all", stacks="all",
         enabled, context, stacks, max_entries, clear_history, compile_context,
         global_record_annotations, skip_actions if skip_actions is not None else [],
         record_pinned_host_memory, record_cuda)
+
+
+def _record_memory_history_impl_21(enabled="all", context="all", stacks="all",
+                                   max_entries=sys.maxsize, device=None):
+    # torch/cuda/memory.py of 2.1: the four options only
+    _C._cuda_record_memory_history(enabled, context, stacks, max_entries)
+
+
+if torch._allocator.TORCH21:
+    _record_memory_history_impl = _record_memory_history_impl_21  # noqa: F811
 
 
 def _snapshot(device=None, augment_with_fx_traces=False):
