@@ -35,8 +35,10 @@
 #                longer holds are said in a "dropped=N" note. When nothing
 #                changed while it read the history, PyTorch's own
 #                allocated/requested/reserved bytes follow the events as a
-#                check the report compares with its figures. Every
-#                _snapshot() is timed ("drain_ns=" notes).
+#                check the report compares with its figures; PyTorch's
+#                peak counters, exact whatever the history lost, are
+#                written at each drain and between drains when they move.
+#                Every _snapshot() is timed ("drain_ns=" notes).
 #   when         from a daemon thread (MEMTRACE_TORCH_DRAIN=0: none) every
 #                MEMTRACE_TORCH_DRAIN_S seconds when there is something
 #                new, but never sooner after a drain than 50 times what it
@@ -63,6 +65,7 @@ _ACTIONS = {
     "segment_unmap": 7, "oom": 8,
 }
 _CHECK = 9              # MT_FW_CHECK of include/memtrace/framework.h
+_PEAKS = 10             # MT_FW_PEAKS
 _BATCH = 4096           # events per memtrace_fw_events call
 _TAIL = 4               # entries that identify the last drained position
 _BUDGET = 0.02          # the drains' share of the job's wall time
@@ -249,6 +252,7 @@ class _Dev(object):
                                 # is {} during lazy init, before any allocation)
         self.dropped = 0        # allocs already said lost
         self.last_total = 0     # allocation.all.allocated at the last drain
+        self.peaks = None       # the peak counters last written
         self.search = False     # the ring may have been reordered: find the
                                 # position by identity
 
@@ -714,6 +718,7 @@ class _State(object):
                                    for i, (d, new) in enumerate(news)])
             self.drained += self.write(None, [(d, e) for _, _, _, d, e in merged], off)
         self.write_checks(before, after)
+        self.write_peaks(after)
         total_allocs = 0
         for d, s in after.items():
             st = self.dev(d)
@@ -758,6 +763,26 @@ class _State(object):
                                int(s.get("reserved_bytes.all.current", 0)),
                                int(s.get("allocated_bytes.all.current", 0)), 0,
                                int(s.get("requested_bytes.all.current", 0)), 0, 0)
+            cbuf = (self.ctypes.c_char * len(buf)).from_buffer(buf)
+            self.lib.events(cbuf, 1)
+
+    def write_peaks(self, stats):
+        """PyTorch's own peak counters (exact whatever the history lost),
+        when they changed since the last time they were written."""
+        import struct
+        if self.fmt is None:
+            self.fmt = struct.Struct("<IiQQQQQII")
+        for d, s in stats.items():
+            v = (int(s.get("reserved_bytes.all.peak", 0)), int(s.get("allocated_bytes.all.peak", 0)),
+                 int(s.get("requested_bytes.all.peak", 0)))
+            st = self.dev(d)
+            if st.peaks == v or "allocated_bytes.all.peak" not in s:
+                continue
+            st.peaks = v
+            import time
+            t = max(self.last_ns, time.clock_gettime_ns(time.CLOCK_MONOTONIC))
+            buf = bytearray(self.fmt.size)
+            self.fmt.pack_into(buf, 0, _PEAKS, d, t, v[0], v[1], 0, v[2], 0, 0)
             cbuf = (self.ctypes.c_char * len(buf)).from_buffer(buf)
             self.lib.events(cbuf, 1)
 
@@ -850,10 +875,14 @@ class _State(object):
                     self.oom_pending = False
                     self.drain("oom")
                     continue
-                if not self.periodic or time.monotonic() < self.not_before:
+                if not self.periodic:
                     continue
-                total = sum(int(s.get("allocation.all.allocated", 0))
-                            for s in self.read_stats().values())
+                stats = self.read_stats()
+                if time.monotonic() < self.not_before:
+                    with self.lock:
+                        self.write_peaks(stats)     # cheap: exact peaks between drains
+                    continue
+                total = sum(int(s.get("allocation.all.allocated", 0)) for s in stats.values())
                 new = 3 * (total - self.allocs_at_drain)    # alloc, free_requested, free_completed
                 if new <= 0:
                     continue

@@ -66,6 +66,8 @@ exact() {
 	sed -n 3p "$1.fig" | grep -q " dropped=0 " || fail "$1: events lost: $(sed -n 3p "$1.fig")"
 	grep -q "^  checked: allocated, requested and reserved equal PyTorch's own counters at " "$1.txt" ||
 		fail "$1: the text does not say the checks held"
+	grep -q "^  checked: PyTorch's own peaks (memory_stats() at [^)]*): allocated .*: the same$" "$1.txt" ||
+		fail "$1: the text does not hold the peaks to PyTorch's: $(grep "own peaks" "$1.txt")"
 }
 
 run default "" "--sleep 25"
@@ -101,4 +103,10 @@ sed -n 3p small.fig | grep -q " mismatches=0 " && fail "small: checks did not ca
 grep -q "^  note: [0-9]* framework events were lost before memtrace read them" small.txt &&
 	grep -q "^  warning: at [0-9]* of [0-9]* drains the figures differ from PyTorch's counters" small.txt ||
 	fail "small: the text does not say what was lost: $(sed -n '/drains:/,/^$/p' small.txt)"
+# PyTorch's own peaks stay exact there, and the report gives them
+pt=$(python3 -c 'import json, sys; r = json.load(open("small.json"))["framework"]; d = [d for d in r["devices"] if d["pid"] is not None][0]["pytorch_peaks"]; print(json.dumps({"allocated_peak": d["allocated_bytes"], "requested_peak": d["requested_bytes"], "reserved_peak": d["reserved_bytes"]}, sort_keys=True))')
+expect_eq "$pt" "$(sed -n 1p small.fig | python3 -c 'import json, sys; f = json.load(sys.stdin); print(json.dumps({k: f[k] for k in ("allocated_peak", "requested_peak", "reserved_peak")}, sort_keys=True))')" \
+	"small: PyTorch's own peaks in the JSON"
+grep -q "^  warning: PyTorch's own peaks (memory_stats() at [^)]*): .*: memtrace's rebuilt peaks above differ" small.txt ||
+	fail "small: the text does not set PyTorch's peaks against the rebuilt ones"
 exit 0

@@ -1116,6 +1116,16 @@ int fw_record(struct analysis *a, const struct srec *r)
 	case MT_FW_CHECK:
 		check(m, r, e, pd);
 		return 0;
+	case MT_FW_PEAKS: {
+		struct fw_dev *d = &m->devs[pd];
+
+		d->has_torch_peaks = 1;
+		d->torch_peaks_t = r->t;
+		d->torch_peak_reserved = e->addr;
+		d->torch_peak_allocated = e->size;
+		d->torch_peak_requested = e->x;
+		return 0;
+	}
 	case MT_FW_OOM: {
 		struct fw_oom *o;
 		int cd = cuda_dev(a, proc, e->h.b, 0);

@@ -78,6 +78,10 @@ struct fw_dev {
 	                               peak of reserved */
 	uint64_t cuda_peak;         /* CUDA-level peak reserved */
 	uint64_t allocs, segment_allocs, maps, ooms;
+	/* PyTorch's own peaks (memory_stats()), the last MT_FW_PEAKS read */
+	int has_torch_peaks;
+	uint64_t torch_peaks_t;
+	uint64_t torch_peak_reserved, torch_peak_allocated, torch_peak_requested;
 	/* framework reserved and allocated over time (timeline rule of
 	   account.c: a few rows per 1/4000 of the run) */
 	struct an_tl_row *tl;

@@ -1393,7 +1393,7 @@ const char *trace_fw_action_name(unsigned action)
 		[MT_FW_FREE_COMPLETED] = "free_completed", [MT_FW_SEGMENT_ALLOC] = "segment_alloc",
 		[MT_FW_SEGMENT_FREE] = "segment_free", [MT_FW_SEGMENT_MAP] = "segment_map",
 		[MT_FW_SEGMENT_UNMAP] = "segment_unmap", [MT_FW_OOM] = "oom",
-		[MT_FW_CHECK] = "check",
+		[MT_FW_CHECK] = "check", [MT_FW_PEAKS] = "peaks",
 	};
 
 	return action < sizeof(names) / sizeof(names[0]) ? names[action] : NULL;

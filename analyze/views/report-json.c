@@ -415,6 +415,15 @@ static void fw_device(struct jw *j, const struct report *r, const struct fw_dev 
 		null(j, "cuda_reserved_at_peak_reserved_bytes");
 		null(j, "outside_framework_bytes_at_peak_reserved");
 	}
+	if (d->has_torch_peaks) {
+		open_(j, "pytorch_peaks", '{');
+		u64(j, "time_ns", d->torch_peaks_t);
+		u64(j, "allocated_bytes", d->torch_peak_allocated);
+		u64(j, "requested_bytes", d->torch_peak_requested);
+		u64(j, "reserved_bytes", d->torch_peak_reserved);
+		close_(j, '}');
+	} else
+		null(j, "pytorch_peaks");
 	u64(j, "allocs", d->allocs);
 	u64(j, "segment_allocs", d->segment_allocs);
 	u64(j, "segment_maps", d->maps);

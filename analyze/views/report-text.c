@@ -541,6 +541,41 @@ static void fw_state_line(FILE *f, const struct fw_state *st)
 	fputs(")\n", f);
 }
 
+/* PyTorch's own peaks (memory_stats() read by the drains) beside the
+   rebuilt ones: for a process's device, or the run's device of a run of
+   one process. */
+static void fw_torch_peaks(FILE *f, const struct report *r, const struct fw_dev *d,
+			   const char *ind)
+{
+	const struct fw_model *m = r->a->fw;
+	const struct fw_dev *p = d;
+	char tm[32];
+	int same;
+
+	if (d->proc < 0) {
+		p = NULL;
+		for (int i = 0; i < m->ndevs; i++)
+			if (m->devs[i].run == d - m->devs && m->devs[i].proc >= 0) {
+				if (p)
+					return;         /* several processes: each says its own */
+				p = &m->devs[i];
+			}
+		if (!p)
+			return;
+	}
+	if (!p->has_torch_peaks)
+		return;
+	same = p->torch_peak_allocated == d->peak_alloc.st.allocated &&
+	       p->torch_peak_requested == d->peak_req.st.requested &&
+	       p->torch_peak_reserved == d->peak_res.st.reserved;
+	fprintf(f, "%s%s PyTorch's own peaks (memory_stats() at %s): allocated %s, requested %s, "
+		"reserved %s%s\n", ind, same ? "checked:" : "warning:",
+		rep_time(tm, sizeof(tm), p->torch_peaks_t), SZ(p->torch_peak_allocated),
+		SZ(p->torch_peak_requested), SZ(p->torch_peak_reserved),
+		same ? ": the same" : ": memtrace's rebuilt peaks above differ (events it did not "
+		"get, or a peak reset by the program)");
+}
+
 static void fw_device(FILE *f, const struct report *r, int di, int brief)
 {
 	const struct fw_model *m = r->a->fw;
@@ -572,6 +607,7 @@ static void fw_device(FILE *f, const struct report *r, int di, int brief)
 	else
 		fprintf(f, "%sCUDA API: no allocation seen on this device (the framework's segments "
 			"were not traced)\n", ind);
+	fw_torch_peaks(f, r, d, ind);
 	if (brief)
 		return;
 	for (int k = 0; k < 2; k++) {

@@ -37,6 +37,11 @@ enum mt_fw_action {
 	                               drained: addr reserved_bytes, size
 	                               allocated_bytes, x requested_bytes
 	                               ("all" pools, current) of the device */
+	MT_FW_PEAKS = 10,           /* not PyTorch's: its peak counters as a
+	                               drain or a tick of the drain thread read
+	                               them: addr reserved_bytes, size
+	                               allocated_bytes, x requested_bytes
+	                               ("all" pools, peak) of the device */
 };
 
 /* One event as the caller hands it over (56 bytes, no padding). */
