@@ -24,8 +24,9 @@
 #   torch-*      PyTorch allocations with the default allocator,
 #                expandable_segments:True and backend:cudaMallocAsync
 #   train-*      samples/train.py under memtrace, once per flag
-#   fw-*         PyTorch's own counters against memtrace's framework
-#                figures, exactly (a table of their own, below): fw.py's
+#   fw-*         (the first PyTorch steps to run) PyTorch's own counters
+#                against memtrace's framework figures, exactly (a table of
+#                their own): fw.py's
 #                odd-sized tensors (4 B, sizes no multiple of 512, 33 MiB
 #                from a 34 MiB block, a small model's biases) in the modes
 #                default, expandable (expandable_segments:True), max_split
@@ -535,7 +536,7 @@ if [ $TORCH_OK = 1 ]; then
 		if [ "${backend:-native}" = native ]; then
 			set -- $(mt_figures "$trace")
 			ma=${1:--} mq=${2:--} mr=${3:--}
-			shift 3 2>/dev/null; off="$*"
+			[ $# -ge 3 ] && shift 3; off="$*"
 			[ -n "$off" ] && say "fw-$mode: memtrace's torch=off note: $off"
 			fw_row "$mode" "allocated peak" "$ta" "$ma"
 			fw_row "$mode" "requested peak" "$tq" "$mq"
