@@ -199,7 +199,17 @@ class _Lib(object):
 
 def _on_torch(torch):
     """Right after the program's `import torch`: queue arm() for CUDA's
-    lazy init, or do nothing at all without memtrace's library."""
+    lazy init, or do nothing at all without memtrace's library.
+
+    A torch that cannot give memtrace tensor events says why in one
+    torch=off note, whose reason the report prints as is, with the
+    version: a build without CUDA (Debian's python3-torch, the CPU
+    wheels) at once, since its CUDA lazy init never runs; a CUDA build
+    without the history API (before 2.1: 1.13 has only the bool
+    _record_memory_history of segments, 2.0 the bool form with
+    trace_alloc_max_entries) when the program first initializes CUDA,
+    so a program that never does gets no note and no trace. Neither
+    check imports or initializes anything of CUDA's."""
     global _state
     try:
         if _state is not None:
@@ -212,8 +222,44 @@ def _on_torch(torch):
         cuda = getattr(torch, "cuda", None)
         lazy_call = getattr(cuda, "_lazy_call", None)
         _state = _State(torch, lib, ctypes)
+        tv = _state.version()
+        # (every real torch has torch.version; the test double has none)
+        version = getattr(torch, "version", None)
+        if version is not None and getattr(version, "cuda", None) is None:
+            hip = getattr(version, "hip", None)
+            if hip:
+                _state.note_off("torch %s built for ROCm (HIP %s), not CUDA: torch.version.cuda is None"
+                                % (tv, hip))
+            else:
+                _state.note_off("torch %s built without CUDA (torch.version.cuda is None)" % tv)
+            return
+        if not hasattr(getattr(torch, "_C", None), "_cuda_getDeviceCount"):
+            _state.note_off("torch %s built without CUDA (torch._C has no _cuda_getDeviceCount)" % tv)
+            return
         if lazy_call is None:
-            _state.note_off("torch.cuda._lazy_call missing")
+            _state.note_off("torch %s: torch.cuda._lazy_call missing" % tv)
+            return
+        mem = getattr(cuda, "memory", None)
+        missing = [n for n in ("_record_memory_history", "_snapshot") if not hasattr(mem, n)]
+        try:
+            old = tuple(int(x) for x in tv.split("+")[0].split(".")[:2]) < (2, 1)
+        except ValueError:
+            old = False     # a version string not like N.N...: let arm() try
+        if missing or old:
+            if missing:
+                why = "torch %s: torch.cuda.memory has no %s" % (tv, " or ".join(missing))
+            else:
+                why = ("torch %s: its _record_memory_history has no allocation history in "
+                       "the form memtrace reads (enabled=\"all\", trace entries in _snapshot(): "
+                       "torch 2.1 and later)" % tv)
+            why += "; tensors are seen at the CUDA level"
+
+            def too_old():
+                try:
+                    _state.note_off(why)
+                except BaseException:
+                    pass
+            lazy_call(too_old)
             return
         import atexit
         atexit.register(_at_exit)

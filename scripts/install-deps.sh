@@ -14,8 +14,14 @@
 # and make; for the tests only, chromium (headless, loads the pages of
 # `memtrace view`) and cmake (runs the ctest recipe of `memtrace check`):
 # and for the tests of `memtrace top`'s metrics prometheus (with promtool)
-# and prometheus-node-exporter, started on loopback: installed, but --check
-# does not ask for them. The CUDA headers (cuda.h, cuda_runtime_api.h) come from the
+# and prometheus-node-exporter, started on loopback; python3-torch, Debian's
+# PyTorch (1.13, CPU only) for /usr/bin/python3, the interpreter
+# tests/t730-real-torch.sh runs real torch programs under (it skips without
+# it): installed, but --check does not ask for them. python3-torch (about
+# 170 packages with its dependencies) is installed on its own, after the
+# rest, and only where apt has a candidate for it (Debian 12 does; not
+# every Ubuntu): failing that is said in one line, and is not a failure of
+# this script. The CUDA headers (cuda.h, cuda_runtime_api.h) come from the
 # CUDA toolkit under CUDA_HOME (default /usr/local/cuda); when they are
 # missing there, Debian's nvidia-cuda-dev (non-free) provides them under
 # /usr/include and CUDA_HOME=/usr works.
@@ -63,6 +69,28 @@ if [ -n "$missing" ] && [ "$check_only" = 0 ] && [ "$(id -u)" = 0 ]; then
 			{ echo "memtrace: apt-get install$missing failed" >&2; exit 1; }
 	fi
 	missing=""
+fi
+
+# Debian's torch, for /usr/bin/python3 (found, not imported: importing it
+# takes seconds).
+has_torch() {
+	[ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import importlib.util, sys
+sys.exit(importlib.util.find_spec("torch") is None)'
+}
+if [ "$check_only" = 0 ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && ! has_torch >/dev/null 2>&1; then
+	export DEBIAN_FRONTEND=noninteractive
+	cand=$(apt-cache policy python3-torch 2>/dev/null | sed -n 's/^ *Candidate: //p')
+	if [ -z "$cand" ] || [ "$cand" = "(none)" ]; then
+		apt-get update -qq >/dev/null 2>&1
+		cand=$(apt-cache policy python3-torch 2>/dev/null | sed -n 's/^ *Candidate: //p')
+	fi
+	if [ -n "$cand" ] && [ "$cand" != "(none)" ]; then
+		echo "memtrace: installing python3-torch $cand (for tests/t730-real-torch.sh)" >&2
+		apt-get install -y -qq --no-install-recommends python3-torch >/dev/null 2>&1 ||
+			echo "memtrace: apt-get install python3-torch failed; tests/t730-real-torch.sh will skip" >&2
+	else
+		echo "memtrace: apt has no python3-torch here; tests/t730-real-torch.sh will skip" >&2
+	fi
 fi
 
 status=0
