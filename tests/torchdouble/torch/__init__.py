@@ -6,23 +6,34 @@
 # caching allocator are real cudaMalloc/cudaFree calls that memtrace traces.
 #
 # It implements only what memtrace's PyTorch hook (python/memtrace_torch.py)
-# and the tests use, with the signatures and layouts of PyTorch 2.11:
+# and the tests use. It is no one PyTorch release: each part follows the
+# revision named below (the Python API about 2.11, the allocator and its
+# configuration about 2.3/2.4, the snapshot dict the 2.3/2.4 Module.cpp);
+# TORCHDOUBLE_VERSION=2.1 makes it answer as 2.1 where that differs
+# (torch.__version__ "2.1.0"; trace entries without time_us, as
+# THCPModule_memorySnapshot before PR #112266; no allocator_settings or
+# external_annotations; _record_memory_history with its four options only;
+# no pinned_* allocator options). requested_bytes is kept in 2.1 mode: it
+# came with PR #88575 (reviewed 2022-12, so in 2.0 [inferred from dates]).
+# What it has:
 #   torch.empty(size..., dtype=torch.uint8, device="cuda"), torch.Tensor
 #   (freed when the object dies), torch.device, torch.uint8 and a few
 #   dtypes; torch.cuda: is_available, is_initialized, init, _lazy_init,
 #   _lazy_call, _queued_calls, set_device, current_device, device,
 #   synchronize, empty_cache, memory_stats, memory_allocated,
 #   max_memory_allocated, memory_reserved, max_memory_reserved,
-#   OutOfMemoryError; torch.cuda.memory: get_allocator_backend ("native"),
-#   _record_memory_history, _snapshot, _dump_snapshot; torch._C:
+#   OutOfMemoryError, Stream, current_stream, default_stream, stream,
+#   set_stream, set_per_process_memory_fraction; Tensor.record_stream;
+#   torch.cuda.memory: get_allocator_backend ("native"),
+#   _record_memory_history, _snapshot, _dump_snapshot,
+#   _set_allocator_settings; torch._C:
 #   _cuda_attach_out_of_memory_observer and the _cuda_* entry points behind
 #   the above.
 # Two defaults differ from PyTorch, as memtrace's interface for the tests
 # fixes them: torch.empty's dtype is uint8 (PyTorch: float32) and its device
 # "cuda" (PyTorch: "cpu"). The tests' programs pass both explicitly.
 #
-# Sources mirrored (pytorch/pytorch, the revisions read; the 2.11 tag itself
-# was not among the stored sources, these are of the 2.x line around it):
+# Sources mirrored (pytorch/pytorch, the revisions read):
 #   torch/cuda/memory.py @00b65a0 - memory_stats (flattened, sorted, {}
 #     before init), _record_memory_history (bool -> legacy, else _impl with
 #     context/stacks/max_entries/clear_history/skip_actions), _snapshot
@@ -40,33 +51,55 @@
 #   torch/csrc/cuda/Module.cpp @87a08c1 - _cuda_memoryStats (the nested
 #     dict), _cuda_attach_out_of_memory_observer (observer(device,
 #     alloc_size, device_total, device_free), called before the raise)
-#   c10/cuda/CUDACachingAllocator.cpp @001074d - the allocator, see
-#     torch/_allocator.py: sizes rounded up to 512 B; requests <= 1 MiB from
-#     the small pool (2 MiB segments), < 10 MiB from 20 MiB segments, larger
-#     ones from a segment rounded up to 2 MiB; best fit (stream, size,
-#     address); split when the remainder is >= 512 B (small) / > 1 MiB
-#     (large); a freed block merges with free neighbours; when cudaMalloc
-#     fails, every unsplit cached segment is freed (cudaFree), then one retry
-#     counted in num_alloc_retries, then "oom" (device_free from
-#     cudaMemGetInfo, size the rounded request), num_ooms, the observers,
-#     OutOfMemoryError. Trace entries: alloc and free_* carry the requested
-#     size, segment_* the segment's; every _snapshot() adds a "snapshot"
-#     entry (addr 0, size = active bytes) seen by the next one.
+#   torch/csrc/cuda/Module.cpp of the 2.3/2.4 line - the snapshot dict's
+#     allocator_settings {PYTORCH_CUDA_ALLOC_CONF (the last settings
+#     string), max_split_size (int64, -1 unset), garbage_collection_threshold,
+#     expandable_segments, pinned_num_register_threads,
+#     release_lock_on_cudamalloc, pinned_use_cuda_host_register,
+#     roundup_power2_divisions {"1": n, "2": n, ... "32768": n}} and the
+#     block state "active_pending_free" (memory.py documents
+#     "active_awaiting_free"; Module.cpp writes the former)
+#   c10/cuda/CUDACachingAllocator.cpp @001074d (about 2.3/2.4) - the
+#     allocator, see torch/_allocator.py: round_size with
+#     roundup_power2_divisions; requests <= 1 MiB from the small pool (2 MiB
+#     segments), < 10 MiB from 20 MiB segments, larger ones from a segment
+#     rounded up to 2 MiB; best fit (stream, size, address) with
+#     max_split_size's oversize rules; split when the remainder is >= 512 B
+#     (small pool, or expandable segments) / > 1 MiB and the request <
+#     max_split_size (large); a freed block merges with free neighbours;
+#     expandable segments (segment_map/segment_unmap at 2/20 MiB pages,
+#     through the driver's VMM calls); record_stream's events; garbage
+#     collection under a memory fraction; when cudaMalloc fails, oversize
+#     blocks then every unsplit cached segment are freed, one retry counted
+#     in num_alloc_retries, then "oom" (device_free from cudaMemGetInfo,
+#     size the rounded request), num_ooms, the observers, OutOfMemoryError.
+#     Trace entries: alloc and free_* carry the requested size, segment_*
+#     the segment's (or the range mapped); every _snapshot() adds a
+#     "snapshot" entry (addr 0, size = active bytes) seen by the next one.
+#   c10/cuda/CUDAAllocatorConfig.cpp of the same line - PYTORCH_CUDA_ALLOC_CONF
+#     (PYTORCH_ALLOC_CONF where that is unset, as 2.9+ reads it) and
+#     _set_allocator_settings: max_split_size_mb (> 20),
+#     garbage_collection_threshold, roundup_power2_divisions (one value or
+#     the [MiB:n,...,>:n] list), expandable_segments, backend (native only),
+#     release_lock_on_cudamalloc, pinned_use_cuda_host_register,
+#     pinned_num_register_threads
 #   RingBuffer<TraceEntry> (same file): appends until max_entries, then
 #     overwrites the oldest; read oldest first; max_entries is 1 unless
 #     enabled="all"; disabling (enabled=None) or clear_history empties it.
 # Frames are Python frames only, innermost first, without the double's own
 # (in PyTorch torch.empty and the deallocation of a tensor are C++), also
-# for stacks="all". time_us is CLOCK_REALTIME in microseconds, taken when
-# the entry is made (PyTorch fits it from the TSC at snapshot time).
+# for stacks="all". time_us: each entry keeps its CLOCK_REALTIME stamp, and
+# each _snapshot() converts it with its own fit, as PyTorch re-derives it
+# from the TSC at every snapshot: an offset of a few us that changes from
+# one snapshot to the next (TORCHDOUBLE_REFIT_US, _JUMP_US, _JUMP_AT; see
+# torch/_C.py). Each entry costs _snapshot() TORCHDOUBLE_SNAPSHOT_US (7 us
+# by default, PR #172672's figure) with the GIL held.
 #
-# Not done: expandable segments, PYTORCH_CUDA_ALLOC_CONF (shown in
-# allocator_settings, otherwise ignored), the cudaMallocAsync backend,
-# streams other than the default one (stream 0), record_stream and so the
-# "active_awaiting_free" block state (PyTorch's snapshot code writes that
-# state as "active_pending_free" while memory.py documents
-# "active_awaiting_free"; the double never produces either), CUDA graphs,
-# the user_metadata and compile_context fields of newer entries, C++ frames.
+# Not done: the cudaMallocAsync backend, CUDA graphs and private pools,
+# max_non_split_rounding_mb and the other options that came after @001074d,
+# the user_metadata, pool_id and compile_context fields of newer entries,
+# C++ frames, 2.1's clearing of the history when only the context changed
+# (before PR #120436).
 import math
 
 from . import _C

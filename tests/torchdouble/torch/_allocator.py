@@ -40,7 +40,6 @@
 import bisect
 import ctypes
 import os
-import sys
 import threading
 import time
 
@@ -728,20 +727,27 @@ def pool_name(pool):
     return "small_pool" if pool.is_small else "large_pool"
 
 
+_libc_gil = None
+
+
 def _busy_wait_us(us):
-    """Spins for `us` microseconds without letting another Python thread
-    run: the switch interval is raised for the wait, as PyTorch's
-    _snapshot() is one C++ call that holds the GIL from start to end."""
+    """Spends `us` microseconds without letting another Python thread run,
+    as PyTorch's _snapshot() is one C++ call that holds the GIL from start
+    to end: libc's usleep called through ctypes.PyDLL, which keeps the GIL
+    (a Python spin loop would hand it over at the next switch request).
+    It waits rather than spins: the stall is the same, the CPU is not."""
+    global _libc_gil
     if us <= 0:
         return
-    old = sys.getswitchinterval()
-    sys.setswitchinterval(max(old, us / 1e6 + 1.0))
-    try:
-        end = time.perf_counter_ns() + int(us * 1000)
-        while time.perf_counter_ns() < end:
-            pass
-    finally:
-        sys.setswitchinterval(old)
+    if _libc_gil is None:
+        _libc_gil = ctypes.PyDLL(None)
+        _libc_gil.usleep.argtypes = [ctypes.c_uint]
+    end = time.perf_counter_ns() + int(us * 1000)
+    while True:
+        left = (end - time.perf_counter_ns()) // 1000
+        if left <= 0:
+            break
+        _libc_gil.usleep(min(left, 900000))
 
 
 # --- one device --------------------------------------------------------------
