@@ -295,6 +295,15 @@ echo "memtrace bench: $ROUNDS rounds of $PAIRS alloc/free pairs per thread" >&2
 	done
 	echo '```'
 	echo
+	echo "What the drains cost a job (bench/torch-budget.sh): bench/torch-rate.py makes"
+	echo "30,000 history entries a second for 30 s on the double, whose _snapshot() waits"
+	echo "7 us an entry holding the GIL (PR #172672's figure for real PyTorch); the periodic"
+	echo "drains' share of the run is held to MEMTRACE_TORCH_BUDGET (2%), the exit drain"
+	echo "(the whole ring, once) apart; what the ring dropped in between is counted and"
+	echo "said in the report, whose peaks come from PyTorch's own counters then."
+	echo
+	bench/torch-budget.sh 30000 30
+	echo
 	echo "The load and fault versions (16 threads x 1 M pairs against the simulator's log,"
 	echo "100 SIGKILL trials, 200 forks) are bench/load.sh, run apart (about 10 minutes)."
 	echo "What memtrace top costs following 16 processes: bench/top-bench.sh, in"

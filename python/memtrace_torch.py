@@ -68,7 +68,7 @@ _CHECK = 9              # MT_FW_CHECK of include/memtrace/framework.h
 _PEAKS = 10             # MT_FW_PEAKS
 _BATCH = 4096           # events per memtrace_fw_events call
 _TAIL = 4               # entries that identify the last drained position
-_BUDGET = 0.02          # the drains' share of the job's wall time
+_TICK_S = 1.0           # how often the drain thread reads the counters
 # memory_stats() counters that move with every history entry but maps,
 # unmaps and snapshots: equal before and after _snapshot() means the
 # snapshot's state is the one the counters describe
@@ -403,7 +403,12 @@ class _State(object):
         self.no_time_said = False
         self.drain_s = _env_num("MEMTRACE_TORCH_DRAIN_S", 5.0, 0.001, float)
         self.periodic = os.environ.get("MEMTRACE_TORCH_DRAIN", "1") != "0"
-        self.max_entries = _env_num("MEMTRACE_TORCH_MAX_ENTRIES", 200000, 16)
+        # a drain copies the whole ring under the GIL (~7 us an entry on
+        # real PyTorch, PR #172672): 20,000 entries keep one drain near
+        # 150 ms, and the share of the job kept by the budget is the same
+        # whatever the ring's size (docs/torch.md, "Cost")
+        self.max_entries = _env_num("MEMTRACE_TORCH_MAX_ENTRIES", 20000, 16)
+        self.budget = _env_num("MEMTRACE_TORCH_BUDGET", 0.02, 1e-6, float)
         self.snapshot_path = None
         if os.environ.get("MEMTRACE_TORCH_SNAPSHOT", "") == "1":
             out = os.environ.get("MEMTRACE_OUTPUT", "trace.bin")
@@ -787,7 +792,7 @@ class _State(object):
         self.lib.info([("framework", "torch"), ("drain_ns", cost_ns), ("drain_entries", n_entries),
                        ("drain", why)])
         self.last_drain = time.monotonic()
-        self.not_before = self.last_drain + cost_ns / 1e9 / _BUDGET
+        self.not_before = self.last_drain + cost_ns / 1e9 / self.budget
         return snap
 
     def write_checks(self, before, after):
@@ -904,13 +909,15 @@ class _State(object):
         """The periodic drain. A drain costs in proportion to the whole
         history (PyTorch hands all of it over each time, under the GIL), so
         after a drain that cost c seconds the next periodic one waits at
-        least c / _BUDGET; a tick drains when there is something new. When
-        the wait let more entries arrive than the ring holds, the loss is
+        least c / budget (MEMTRACE_TORCH_BUDGET, 0.02). Every _TICK_S the
+        thread reads the counters (cheap) and drains when half the ring is
+        new or MEMTRACE_TORCH_DRAIN_S passed with something new. When the
+        wait let more entries arrive than the ring holds, the loss is
         counted (dropped=) and a note says the budget forced the gap. An
         OOM sets a flag and wakes the thread."""
         import time
         while not self.stop.is_set():
-            self.wake.wait(self.drain_s)
+            self.wake.wait(min(self.drain_s, _TICK_S))
             self.wake.clear()
             if self.stop.is_set():
                 return
@@ -930,13 +937,15 @@ class _State(object):
                     continue
                 total = sum(int(s.get("allocation.all.allocated", 0)) for s in stats.values())
                 new = 3 * (total - self.allocs_at_drain)    # alloc, free_requested, free_completed
-                if new <= 0:
-                    continue
                 gap = time.monotonic() - self.last_drain
+                if new <= 0 or (2 * new < self.max_entries and gap < self.drain_s):
+                    with self.lock:
+                        self.write_peaks(stats)
+                    continue
                 if new > self.max_entries and self.drains:
                     self.lib.info([("framework", "torch"), ("budget_gap_s", "%.3f" % gap),
-                                   ("budget", "drains kept under %d%% of the run; the ring "
-                                              "turned over in between" % int(_BUDGET * 100))])
+                                   ("budget", "drains kept under %g%% of the run; the ring "
+                                              "turned over in between" % (self.budget * 100))])
                 self.drain("periodic")
             except Exception:
                 pass
