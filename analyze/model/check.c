@@ -65,38 +65,109 @@ static const char *skip_ws(const char *p)
 	return p;
 }
 
-/* A number with an optional unit: 8GiB, 1.5G, 512MB, 0. */
-static int parse_size(const char **pp, double *out)
+/* --- expressions: "name[scope] op value", for check and diff --fail-if --- */
+
+static const struct { const char *s; double m; } units[] = {
+	{ "KiB", 1024.0 }, { "MiB", 1048576.0 }, { "GiB", 1073741824.0 },
+	{ "TiB", 1099511627776.0 }, { "KB", 1e3 }, { "MB", 1e6 }, { "GB", 1e9 },
+	{ "TB", 1e12 }, { "K", 1024.0 }, { "M", 1048576.0 }, { "G", 1073741824.0 },
+	{ "T", 1099511627776.0 }, { "B", 1.0 },
+};
+
+#define TWO_64 18446744073709551616.0
+
+/* v (finite, >= 0) as bytes, rounded down, at most UINT64_MAX. */
+static uint64_t to_u64(double v)
 {
-	static const struct { const char *s; double m; } units[] = {
-		{ "KiB", 1024.0 }, { "MiB", 1048576.0 }, { "GiB", 1073741824.0 },
-		{ "TiB", 1099511627776.0 }, { "KB", 1e3 }, { "MB", 1e6 }, { "GB", 1e9 },
-		{ "TB", 1e12 }, { "K", 1024.0 }, { "M", 1048576.0 }, { "G", 1073741824.0 },
-		{ "T", 1099511627776.0 }, { "B", 1.0 },
-	};
-	const char *p = *pp;
-	char *end;
-	double v;
+	if (!(v > 0))
+		return 0;
+	if (v >= TWO_64)
+		return UINT64_MAX;
+	return (uint64_t)v;
+}
 
-	if (!isdigit((unsigned char)*p))
-		return -1;
-	errno = 0;
-	v = strtod(p, &end);
-	if (errno || end == p || v < 0)
-		return -1;
-	p = skip_ws(end);
-	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
-		size_t n = strlen(units[i].s);
+/*
+ * A number, digits only in decimal (1, 1.5, 2e9: never nan, inf, hex or a
+ * sign), then an optional unit or (when pct) '%'; *out in bytes or a
+ * count, *is_pct 1 for a percent. Refuses a value of 2^64 or more.
+ */
+static int parse_value(const char **pp, int pct, double *out, uint64_t *exact, int *is_pct,
+		       const char *what, char *err, size_t errlen)
+{
+	const char *p = *pp, *s = p;
+	char num[64];
+	double v, m = 1.0;
+	int integer;
 
-		if (!strncmp(p, units[i].s, n) && !isalnum((unsigned char)p[n])) {
-			v *= units[i].m;
-			p += n;
-			break;
+	*is_pct = 0;
+	if (!isdigit((unsigned char)*p)) {
+		const char *q = p;
+
+		while (isalnum((unsigned char)*q) || *q == '_' || *q == '.')
+			q++;
+		if (*p == '-' && isdigit((unsigned char)p[1]))
+			seterr(err, errlen, "a negative value: expected %s", what);
+		else if (q > p)
+			seterr(err, errlen, "'%.*s' is not a number: expected %s", (int)(q - p), p,
+			       what);
+		else
+			seterr(err, errlen, "expected %s", what);
+		return -1;
+	}
+	while (isdigit((unsigned char)*p))
+		p++;
+	integer = *p != '.';
+	if (*p == '.')
+		for (p++; isdigit((unsigned char)*p); p++)
+			;
+	if ((*p == 'e' || *p == 'E') && (isdigit((unsigned char)p[1]) ||
+	    ((p[1] == '+' || p[1] == '-') && isdigit((unsigned char)p[2]))))
+		for (integer = 0, p += 2; isdigit((unsigned char)*p); p++)
+			;
+	if ((size_t)(p - s) >= sizeof(num)) {
+		seterr(err, errlen, "'%.*s' is out of range", (int)(p - s), s);
+		return -1;
+	}
+	memcpy(num, s, (size_t)(p - s));
+	num[p - s] = 0;
+	v = strtod(num, NULL);
+	p = skip_ws(p);
+	if (*p == '%' && pct) {
+		*is_pct = 1;
+		p++;
+	} else {
+		for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+			size_t n = strlen(units[i].s);
+
+			if (!strncmp(p, units[i].s, n) && !isalnum((unsigned char)p[n])) {
+				m = units[i].m;
+				p += n;
+				break;
+			}
 		}
+	}
+	v *= m;
+	/* an integer times a unit (an integer too) exactly, not as a double
+	   (18446744073709551000 is below 2^64; its double is not) */
+	if (integer && !*is_pct) {
+		unsigned long long u;
+
+		errno = 0;
+		u = strtoull(num, NULL, 10);
+		if (errno || (uint64_t)m > UINT64_MAX / (u ? u : 1))
+			goto range;
+		*exact = (uint64_t)u * (uint64_t)m;
+	} else if (!isfinite(v) || (!*is_pct && v >= TWO_64)) {
+		goto range;
+	} else {
+		*exact = to_u64(floor(v + 0.5));
 	}
 	*out = v;
 	*pp = p;
 	return 0;
+range:
+	seterr(err, errlen, "'%.*s' is out of range (below 16 EiB, 2^64 bytes)", (int)(p - s), s);
+	return -1;
 }
 
 static int parse_op(const char **pp, enum chk_op *op)
@@ -119,141 +190,243 @@ static int parse_op(const char **pp, enum chk_op *op)
 	return -1;
 }
 
-/* The name and scope: "peak", "peak[dev0]", "peak[pid:42]", "peak[rank:1]". */
-static int parse_name(const char **pp, struct chk_rule *r)
+/* The edit distance of a and b (ASCII case ignored), at most 64 bytes each;
+   more: a large number. */
+static int edit_distance(const char *a, size_t na, const char *b)
 {
-	const char *p = skip_ws(*pp), *s = p;
-	size_t n;
-	int m;
+	size_t nb = strlen(b);
+	int row[65];
 
+	if (na > 64 || nb > 64)
+		return 1000;
+	for (size_t j = 0; j <= nb; j++)
+		row[j] = (int)j;
+	for (size_t i = 1; i <= na; i++) {
+		int diag = row[0];
+
+		row[0] = (int)i;
+		for (size_t j = 1; j <= nb; j++) {
+			int up = row[j], best = diag + (tolower((unsigned char)a[i - 1]) !=
+							tolower((unsigned char)b[j - 1]));
+
+			if (up + 1 < best)
+				best = up + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			diag = up;
+			row[j] = best;
+		}
+	}
+	return row[nb];
+}
+
+/* "unknown figure 'pek'; did you mean 'peak'?" or the list of them. */
+static void unknown_figure(const char *w, size_t n, const struct chk_syntax *sx, char *err,
+			   size_t errlen)
+{
+	int best = -1, bd = 1000;
+	size_t used;
+
+	for (int i = 0; i < sx->nnames; i++)
+		for (int k = 0; k < 2; k++) {
+			const char *name = k ? (sx->alt ? sx->alt[i] : NULL) : sx->names[i];
+			int d = name ? edit_distance(w, n, name) : 1000;
+
+			if (d < bd) {
+				bd = d;
+				best = i;
+			}
+		}
+	if (n && best >= 0 && bd <= 2 && 2 * bd < (int)strlen(sx->names[best])) {
+		seterr(err, errlen, "unknown figure '%.*s'; did you mean '%s'?", (int)n, w,
+		       sx->names[best]);
+		return;
+	}
+	if (n)
+		seterr(err, errlen, "unknown figure '%.*s' (expected ", (int)n, w);
+	else
+		seterr(err, errlen, "expected a figure (");
+	for (int i = 0; i < sx->nnames && (used = strlen(err)) < errlen; i++)
+		snprintf(err + used, errlen - used, "%s%s", i ? ", " : "", sx->names[i]);
+	if ((used = strlen(err)) < errlen)
+		snprintf(err + used, errlen - used, ")");
+}
+
+/* A scope after its '[': "dev0", "dev:0", "pid:42", "rank:1", then ']'. */
+static int parse_scope(const char **pp, struct chk_expr *e, char *err, size_t errlen)
+{
+	static const char *const kw[] = { "dev", "pid", "rank" };
+	static const enum chk_scope ks[] = { CHK_DEV, CHK_PID, CHK_RANK };
+	const char *p = skip_ws(*pp);
+	char *end;
+	int k;
+
+	for (k = 0; k < 3; k++)
+		if (!strncmp(p, kw[k], strlen(kw[k])))
+			break;
+	if (k == 3)
+		goto bad;
+	p = skip_ws(p + strlen(kw[k]));
+	if (*p == ':')
+		p = skip_ws(p + 1);
+	if (!isdigit((unsigned char)*p))
+		goto bad;
+	errno = 0;
+	e->scope_n = strtol(p, &end, 10);
+	if (errno || e->scope_n < 0 || e->scope_n > INT32_MAX) {
+		seterr(err, errlen, "the %s in the scope is out of range", kw[k]);
+		return -1;
+	}
+	p = skip_ws(end);
+	if (*p != ']')
+		goto bad;
+	e->scope = ks[k];
+	*pp = p + 1;
+	return 0;
+bad:
+	seterr(err, errlen, "expected a scope [devN], [pid:N] or [rank:N] after the figure");
+	return -1;
+}
+
+int check_expr_parse(const char *text, const struct chk_syntax *sx, struct chk_expr *e,
+		     char *err, size_t errlen)
+{
+	const char *p = skip_ws(text), *w = p;
+	const char *what = sx->baseline ?
+		"a size (8GiB, 512MiB, 0), a count, or baseline [+|- N[%|unit]]" :
+		"a size (48MiB, 0), a count or a percent (5%)";
+	size_t n;
+	int m, is_pct;
+
+	memset(e, 0, sizeof(*e));
 	while (isalnum((unsigned char)*p) || *p == '_')
 		p++;
-	n = (size_t)(p - s);
-	for (m = 0; m < CHK_NMETRICS; m++)
-		if (strlen(metric_names[m]) == n && !strncmp(s, metric_names[m], n))
+	n = (size_t)(p - w);
+	for (m = 0; m < sx->nnames; m++)
+		if ((strlen(sx->names[m]) == n && !strncmp(w, sx->names[m], n)) ||
+		    (sx->alt && sx->alt[m] && strlen(sx->alt[m]) == n && !strncmp(w, sx->alt[m], n)))
 			break;
-	if (m == CHK_NMETRICS)
+	if (m == sx->nnames) {
+		unknown_figure(w, n, sx, err, errlen);
 		return -1;
-	r->metric = (enum chk_metric)m;
-	r->scope = CHK_ALL;
+	}
+	e->fig = m;
+	e->scope = CHK_ALL;
 	p = skip_ws(p);
 	if (*p == '[') {
-		static const char *const kw[] = { "dev", "pid", "rank" };
-		static const enum chk_scope ks[] = { CHK_DEV, CHK_PID, CHK_RANK };
-		char *end;
-		int k;
-
-		p = skip_ws(p + 1);
-		for (k = 0; k < 3; k++)
-			if (!strncmp(p, kw[k], strlen(kw[k])))
-				break;
-		if (k == 3)
+		if (!sx->scopes) {
+			seterr(err, errlen, "no scope ([...]) is taken here");
 			return -1;
-		p = skip_ws(p + strlen(kw[k]));
-		if (*p == ':')
-			p = skip_ws(p + 1);
-		if (!isdigit((unsigned char)*p))
-			return -1;
-		errno = 0;
-		r->scope_n = strtol(p, &end, 10);
-		if (errno || r->scope_n < 0)
-			return -1;
-		p = skip_ws(end);
-		if (*p != ']')
-			return -1;
-		r->scope = ks[k];
+		}
 		p++;
+		if (parse_scope(&p, e, err, errlen))
+			return -1;
+		p = skip_ws(p);
 	}
-	*pp = p;
+	if (parse_op(&p, &e->op) || !(sx->ops & (1u << e->op))) {
+		seterr(err, errlen, "expected %s after %.*s", sx->ops == (1u << CHK_GT) ? ">" :
+		       "<=, <, >=, >, == or !=", (int)n, w);
+		return -1;
+	}
+	p = skip_ws(p);
+	e->value_text = p;
+	if (sx->baseline && !strncmp(p, "baseline", 8) && !isalnum((unsigned char)p[8]) &&
+	    p[8] != '_') {
+		e->relative = 1;
+		p = skip_ws(p + 8);
+		if (*p == '+' || *p == '-') {
+			e->neg = *p == '-';
+			p = skip_ws(p + 1);
+			if (parse_value(&p, 1, &e->value, &e->bytes, &e->pct,
+					"N[%|unit] after baseline +|-",
+					err, errlen))
+				return -1;
+		}
+	} else {
+		if (parse_value(&p, sx->pct, &e->value, &e->bytes, &is_pct, what, err, errlen))
+			return -1;
+		e->pct = is_pct;
+		if (!is_pct && *p == '%') {
+			seterr(err, errlen, "a percent is of the baseline: baseline + N%%");
+			return -1;
+		}
+	}
+	p = skip_ws(p);
+	if (*p) {
+		seterr(err, errlen, "unexpected '%s' after the value", p);
+		return -1;
+	}
 	return 0;
 }
 
+static const struct chk_syntax check_syntax = {
+	metric_names, NULL, CHK_NMETRICS, 1,
+	(1u << CHK_LE) | (1u << CHK_LT) | (1u << CHK_GE) | (1u << CHK_GT) | (1u << CHK_EQ) |
+	(1u << CHK_NE), 1, 0,
+};
+
+/*
+ * Looks like a rule, right or wrong: it has a comparison (<, >, ==, !=, or
+ * '=' beside a blank, which the parser then refuses with what is wrong).
+ */
 int check_is_rule(const char *text)
 {
-	struct chk_rule r;
-	enum chk_op op;
-	const char *p = text;
+	const char *eq;
 
-	if (parse_name(&p, &r))
-		return 0;
-	p = skip_ws(p);
-	return parse_op(&p, &op) == 0;
+	if (strpbrk(text, "<>") || strstr(text, "==") || strstr(text, "!="))
+		return 1;
+	for (eq = strchr(text, '='); eq; eq = strchr(eq + 1, '='))
+		if ((eq > text && isspace((unsigned char)eq[-1])) || isspace((unsigned char)eq[1]))
+			return 1;
+	return 0;
 }
 
 int check_rule_add(struct chk_rules *rs, const char *text, char *err, size_t errlen)
 {
 	struct chk_rule r, *grown;
-	const char *p = text;
-	char scope[48] = "", buf[256];
-	double v;
+	struct chk_expr e;
+	char scope[48] = "", msg[512];
+	size_t vlen;
 
 	memset(&r, 0, sizeof(r));
-	if (parse_name(&p, &r)) {
-		seterr(err, errlen, "bad rule '%s': expected a figure (peak, allocated_peak, "
-		       "live_at_exit, failures, oom_retries, untraced, shm_left), optionally "
-		       "[devN], [pid:N] or [rank:N]", text);
+	if (check_expr_parse(text, &check_syntax, &e, msg, sizeof(msg))) {
+		seterr(err, errlen, "bad rule '%s': %s", text, msg);
 		return -1;
 	}
-	p = skip_ws(p);
-	if (parse_op(&p, &r.op)) {
-		seterr(err, errlen, "bad rule '%s': expected <=, <, >=, >, == or != after %s", text,
-		       metric_names[r.metric]);
-		return -1;
-	}
-	p = skip_ws(p);
-	if (!strncmp(p, "baseline", 8)) {
-		r.relative = 1;
-		p = skip_ws(p + 8);
-		if (*p == '+' || *p == '-') {
-			int neg = *p == '-';
-
-			p = skip_ws(p + 1);
-			if (parse_size(&p, &v))
-				goto bad_value;
-			p = skip_ws(p);
-			if (*p == '%') {
-				r.pct = neg ? -v : v;
-				p++;
-			} else {
-				r.add = neg ? -(int64_t)llround(v) : (int64_t)llround(v);
-			}
+	r.metric = (enum chk_metric)e.fig;
+	r.scope = e.scope;
+	r.scope_n = e.scope_n;
+	r.op = e.op;
+	r.relative = e.relative;
+	if (e.relative) {
+		if (e.pct) {
+			r.pct = e.neg ? -e.value : e.value;
+		} else {
+			r.add = e.bytes;
+			r.sub = e.neg;
 		}
 	} else {
-		if (parse_size(&p, &v) || v > 1.8e19)
-			goto bad_value;
-		r.limit = (uint64_t)llround(v);
+		r.limit = e.bytes;
 	}
-	if (*skip_ws(p))
-		goto bad_value;
 	if (r.scope != CHK_ALL)
 		snprintf(scope, sizeof(scope), r.scope == CHK_DEV ? "[dev%ld]" : r.scope == CHK_PID ?
 			 "[pid:%ld]" : "[rank:%ld]", r.scope_n);
-	{
-		const char *v0 = skip_ws(text);
-		const char *val = v0;
-
-		/* the value as written, after the operator */
-		while (*val && !strchr("<>=!", *val))
-			val++;
-		while (*val && strchr("<>=!", *val))
-			val++;
-		snprintf(buf, sizeof(buf), "%s%s %s %s", metric_names[r.metric], scope,
-			 op_names[r.op], skip_ws(val));
-		for (size_t n = strlen(buf); n && isspace((unsigned char)buf[n - 1]); n--)
-			buf[n - 1] = 0;
+	/* the value as written, after the operator */
+	for (vlen = strlen(e.value_text); vlen && isspace((unsigned char)e.value_text[vlen - 1]);)
+		vlen--;
+	if (asprintf(&r.text, "%s%s %s %.*s", metric_names[r.metric], scope, op_names[r.op],
+		     (int)vlen, e.value_text) < 0) {
+		r.text = NULL;
+		goto nomem;
 	}
-	if (!(r.text = strdup(buf)) ||
-	    !(grown = realloc(rs->r, ((size_t)rs->n + 1) * sizeof(*rs->r)))) {
-		free(r.text);
-		seterr(err, errlen, "out of memory");
-		return -1;
-	}
+	if (!(grown = realloc(rs->r, ((size_t)rs->n + 1) * sizeof(*rs->r))))
+		goto nomem;
 	rs->r = grown;
 	rs->r[rs->n++] = r;
 	return 0;
-bad_value:
-	seterr(err, errlen, "bad rule '%s': expected a size (8GiB, 512MiB, 0), a count, or "
-	       "baseline [+|- N[%%|unit]]", text);
+nomem:
+	free(r.text);
+	seterr(err, errlen, "out of memory");
 	return -1;
 }
 
@@ -759,10 +932,18 @@ int check_eval_with(struct chk_rules *rs, const struct report *r, const struct r
 					x->pass = 0;
 					continue;
 				}
-				lim = (double)b + (double)b * rule->pct / 100.0 + (double)rule->add;
 				x->baseline = b;
 				x->has_baseline = 1;
-				x->limit = lim <= 0 ? 0 : (uint64_t)floor(lim);
+				if (rule->pct != 0) {
+					/* saturates: 0 at most, UINT64_MAX at least */
+					lim = (double)b + (double)b * rule->pct / 100.0;
+					x->limit = to_u64(floor(lim));
+				} else if (rule->sub) {
+					x->limit = b > rule->add ? b - rule->add : 0;
+				} else {
+					x->limit = b > UINT64_MAX - rule->add ? UINT64_MAX :
+						   b + rule->add;
+				}
 				x->pass = cmp(x->value, rule->op, x->limit);
 			} else {
 				x->limit = rule->limit;
