@@ -28,6 +28,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -124,10 +125,8 @@ static int parse_value(const char **pp, int pct, double *out, uint64_t *exact, i
 	    ((p[1] == '+' || p[1] == '-') && isdigit((unsigned char)p[2]))))
 		for (integer = 0, p += 2; isdigit((unsigned char)*p); p++)
 			;
-	if ((size_t)(p - s) >= sizeof(num)) {
-		seterr(err, errlen, "'%.*s' is out of range", (int)(p - s), s);
-		return -1;
-	}
+	if ((size_t)(p - s) >= sizeof(num))
+		goto range;
 	memcpy(num, s, (size_t)(p - s));
 	num[p - s] = 0;
 	v = strtod(num, NULL);
@@ -463,51 +462,211 @@ nomem:
 	return -1;
 }
 
+/*
+ * The rules file. libinih reads each line into a buffer of its own, of
+ * INI_MAX_LINE (200) bytes as built, and splits a longer line into two: a
+ * long comment's tail became a rule. Debian's libinih (55) has those
+ * settings as variables: they are taken, weakly, so that a libinih
+ * without them still links; with them the buffer is the heap's and grows
+ * to the longest line. The file is read here first and handed to inih
+ * line by line (ini_parse_stream), so that a NUL byte is refused, and a
+ * line that a libinih without those settings cannot hold whole is refused
+ * with its real number, never split.
+ */
+extern bool ini_use_stack __attribute__((weak));
+extern bool ini_allow_realloc __attribute__((weak));
+extern int ini_max_line __attribute__((weak));
+extern int ini_initial_alloc __attribute__((weak));
+
+#define RULES_MAX_SIZE (16u << 20)
+
+struct ini_src {
+	const char *buf;
+	size_t len, pos;
+	int line;                   /* the line being read, from 1 */
+	int bol;                    /* the next read starts a line */
+	int grows;                  /* inih's buffer grows to any line */
+	char bad[160];              /* not "": why the file is refused at line */
+};
+
+/* fgets() on the file in memory, as inih wants it (a long line in pieces
+   when inih's buffer grows). */
+static char *ini_read(char *str, int num, void *stream)
+{
+	struct ini_src *s = stream;
+	const char *p = s->buf + s->pos, *nl;
+	size_t ll, n;
+
+	if (s->bad[0] || s->pos >= s->len || num < 2)
+		return NULL;
+	nl = memchr(p, '\n', s->len - s->pos);
+	ll = nl ? (size_t)(nl - p) + 1 : s->len - s->pos;
+	if (s->bol) {
+		s->line++;
+		if (memchr(p, 0, ll)) {
+			snprintf(s->bad, sizeof(s->bad), "a NUL byte in the line (a rules file is "
+				 "text)");
+			return NULL;
+		}
+		/* inih needs 3 bytes more than the line: '\r', '\n' and the NUL */
+		if (!s->grows && ll + 2 > (size_t)num) {
+			snprintf(s->bad, sizeof(s->bad), "the line is %zu bytes long: this libinih "
+				 "reads lines of %d bytes at most", ll - (nl != NULL), num - 3);
+			return NULL;
+		}
+	}
+	n = ll < (size_t)num - 1 ? ll : (size_t)num - 1;
+	memcpy(str, p, n);
+	str[n] = 0;
+	s->pos += n;
+	s->bol = n == ll;
+	return str;
+}
+
 struct ini_ctx {
 	struct chk_rules *rs;
-	const char *path;
-	char *err;
-	size_t errlen;
-	int failed;
+	const struct ini_src *src;
+	char msg[1024];             /* the first error, and its line */
+	int line;
 };
 
 static int ini_line(void *user, const char *section, const char *name, const char *value)
 {
 	struct ini_ctx *c = user;
-	char line[512], msg[400];
+	char *line = NULL;
 	int inside = strchr(name, '[') && !strchr(name, ']');
 
-	if (c->failed)
+	if (c->line)
 		return 0;
-	snprintf(line, sizeof(line), "%s%c%s", name, inside ? ':' : '=', value ? value : "");
-	if (!strcmp(section, "rules") || !strcmp(section, "check")) {
-		if (!check_rule_add(c->rs, line, msg, sizeof(msg)))
-			return 1;
+	if (asprintf(&line, "%s%c%s", name, inside ? ':' : '=', value ? value : "") < 0) {
+		line = NULL;
+		snprintf(c->msg, sizeof(c->msg), "out of memory");
+	} else if (!strcmp(section, "rules") || !strcmp(section, "check")) {
+		if (!check_rule_add(c->rs, line, c->msg, sizeof(c->msg)))
+			goto ok;
 	} else if (!strcmp(section, "suppressions")) {
-		if (!check_supp_add(c->rs, line, msg, sizeof(msg)))
-			return 1;
+		if (!check_supp_add(c->rs, line, c->msg, sizeof(c->msg)))
+			goto ok;
 	} else {
-		snprintf(msg, sizeof(msg), "unknown section [%s] (expected [rules] or "
+		snprintf(c->msg, sizeof(c->msg), "unknown section [%s] (expected [rules] or "
 			 "[suppressions])", section);
 	}
-	seterr(c->err, c->errlen, "%s: %s", c->path, msg);
-	c->failed = 1;
+	free(line);
+	c->line = c->src->line;
 	return 0;
+ok:
+	free(line);
+	return 1;
+}
+
+/* The file, whole, into *buf (NUL-terminated); 0 or -1 with err set. */
+static int read_rules(const char *path, char **buf, size_t *len, char *err, size_t errlen)
+{
+	FILE *f = fopen(path, "r");
+	char *b = NULL;
+	size_t n = 0, cap = 0;
+
+	if (!f) {
+		seterr(err, errlen, "cannot open '%s': %s", path, strerror(errno));
+		return -1;
+	}
+	for (;;) {
+		size_t got;
+
+		if (n + 4096 + 1 > cap) {
+			char *g;
+
+			cap = cap ? 2 * cap : 8192;
+			if (!(g = realloc(b, cap))) {
+				seterr(err, errlen, "out of memory");
+				goto fail;
+			}
+			b = g;
+		}
+		got = fread(b + n, 1, cap - n - 1, f);
+		n += got;
+		if (n > RULES_MAX_SIZE) {
+			seterr(err, errlen, "'%s' is over %u MiB: not a rules file", path,
+			       RULES_MAX_SIZE >> 20);
+			goto fail;
+		}
+		if (!got)
+			break;
+	}
+	if (ferror(f)) {
+		seterr(err, errlen, "cannot read '%s': %s", path, strerror(errno));
+		goto fail;
+	}
+	fclose(f);
+	b[n] = 0;
+	*buf = b;
+	*len = n;
+	return 0;
+fail:
+	fclose(f);
+	free(b);
+	return -1;
 }
 
 int check_rules_load(struct chk_rules *rs, const char *path, char *err, size_t errlen)
 {
-	struct ini_ctx c = { rs, path, err, errlen, 0 };
-	int r = ini_parse(path, ini_line, &c);
+	struct ini_src src;
+	struct ini_ctx c;
+	char *buf;
+	size_t len, longest = 0;
+	int r, knobs = &ini_use_stack && &ini_allow_realloc && &ini_max_line && &ini_initial_alloc;
+	bool use_stack = 0, allow_realloc = 0;
+	int max_line = 0, initial = 0;
 
-	if (r == -1) {
-		seterr(err, errlen, "cannot open '%s': %s", path, strerror(errno));
+	if (read_rules(path, &buf, &len, err, errlen))
+		return -1;
+	for (size_t i = 0, at = 0; i <= len; i++)
+		if (i == len || buf[i] == '\n') {
+			if (i - at > longest)
+				longest = i - at;
+			at = i + 1;
+		}
+	memset(&src, 0, sizeof(src));
+	src.buf = buf;
+	src.len = len;
+	src.bol = 1;
+	memset(&c, 0, sizeof(c));
+	c.rs = rs;
+	c.src = &src;
+	if (knobs && longest + 16 < INT32_MAX) {
+		use_stack = ini_use_stack;
+		allow_realloc = ini_allow_realloc;
+		max_line = ini_max_line;
+		initial = ini_initial_alloc;
+		ini_use_stack = 0;
+		ini_allow_realloc = 1;
+		ini_initial_alloc = 256;
+		ini_max_line = (int)longest + 16 > 256 ? (int)longest + 16 : 256;
+		src.grows = 1;
+	}
+	r = ini_parse_stream(ini_read, &src, ini_line, &c);
+	if (src.grows) {
+		ini_use_stack = use_stack;
+		ini_allow_realloc = allow_realloc;
+		ini_max_line = max_line;
+		ini_initial_alloc = initial;
+	}
+	free(buf);
+	if (r == -2) {
+		seterr(err, errlen, "out of memory");
 		return -1;
 	}
-	if (c.failed)
+	/* the first of: a bad rule, a line inih could not parse, a line refused */
+	if (c.line && (r <= 0 || c.line <= r) && (!src.bad[0] || c.line <= src.line)) {
+		seterr(err, errlen, "%s:%d: %s", path, c.line, c.msg);
 		return -1;
-	if (r) {
+	}
+	if (r > 0 && (!src.bad[0] || r <= src.line)) {
 		seterr(err, errlen, "%s:%d: not a rule, a suppression or a [section]", path, r);
+		return -1;
+	}
+	if (src.bad[0]) {
+		seterr(err, errlen, "%s:%d: %s", path, src.line, src.bad);
 		return -1;
 	}
 	return 0;
