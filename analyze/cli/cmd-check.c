@@ -108,7 +108,7 @@ static int analyze(struct pipeline *p, char **files, int n, const struct pipelin
 int cmd_check(int argc, char **argv)
 {
 	struct chk_rules rs = { NULL, 0, NULL, 0 };
-	struct chk_outcome out = { NULL, 0, 0 };
+	struct chk_outcome out = { NULL, 0, 0, NULL, 0 };
 	struct pipeline_opts o;
 	struct pipeline p, bp;
 	char **files = calloc((size_t)argc + 1, sizeof(char *));

@@ -34,6 +34,7 @@
 #include <string.h>
 
 #include "model/check.h"
+#include "trace/trace-read.h"
 
 static const char *const metric_names[CHK_NMETRICS] = {
 	"peak", "allocated_peak", "live_at_exit", "failures", "oom_retries", "untraced",
@@ -1040,6 +1041,48 @@ static int *suppressed_sites(struct chk_rules *rs, const struct report *r, int c
 	return of;
 }
 
+/*
+ * A failed result for each warning about a trace of r (and of base), whose
+ * figures then lack the records the damage took: records cut off at the
+ * end, torn, or none at all. Pseudo-rules, owned by out.
+ */
+static int damage_results(struct eval *e, const struct report *r, const struct report *base,
+			  struct chk_outcome *out)
+{
+	const struct report *runs[2] = { r, base };
+	char msg[512];
+	int n = 0, k = 0;
+
+	for (int side = 0; side < 2; side++)
+		for (int i = 0; runs[side] && i < runs[side]->a->nprocs; i++)
+			for (unsigned w = 0; !trace_warning(stream_proc(runs[side]->a->s, i)->t, w,
+							    msg, sizeof(msg)); w++)
+				n++;
+	if (!n)
+		return 0;
+	if (!(out->damage = calloc((size_t)n, sizeof(*out->damage))))
+		return -1;
+	for (int side = 0; side < 2; side++)
+		for (int i = 0; runs[side] && i < runs[side]->a->nprocs; i++)
+			for (unsigned w = 0; k < n && !trace_warning(stream_proc(runs[side]->a->s,
+									 i)->t, w, msg,
+								     sizeof(msg)); w++) {
+				struct chk_rule *rule = &out->damage[k];
+				struct chk_result *x;
+
+				rule->metric = CHK_PEAK;
+				if (!(rule->text = strdup(side ? "baseline trace complete" :
+							  "trace complete")))
+					return -1;
+				out->ndamage = ++k;
+				if (!(x = add_result(e, rule, -1, side ? -1 : i)))
+					return -1;
+				x->what = "records";
+				snprintf(x->missing, sizeof(x->missing), "%s", msg);
+			}
+	return 0;
+}
+
 int check_eval(struct chk_rules *rs, const struct report *r, const struct report *base,
 	       struct chk_outcome *out, char *err, size_t errlen)
 {
@@ -1050,7 +1093,7 @@ int check_eval_with(struct chk_rules *rs, const struct report *r, const struct r
 		    const struct chk_jbase *jbase, struct chk_outcome *out, char *err,
 		    size_t errlen)
 {
-	struct chk_outcome bout = { NULL, 0, 0 };
+	struct chk_outcome bout = { NULL, 0, 0, NULL, 0 };
 	struct eval e = { rs, r, r->a, NULL, out }, be = { rs, base, base ? base->a : NULL, NULL,
 							     &bout };
 	int rc = -1;
@@ -1110,6 +1153,8 @@ int check_eval_with(struct chk_rules *rs, const struct report *r, const struct r
 			}
 		}
 	}
+	if (damage_results(&e, r, base, out))
+		goto nomem;
 	for (int i = 0; i < out->n; i++)
 		out->failed += !out->v[i].pass;
 	rc = 0;
@@ -1125,6 +1170,9 @@ out:
 
 void check_outcome_free(struct chk_outcome *o)
 {
+	for (int i = 0; i < o->ndamage; i++)
+		free(o->damage[i].text);
+	free(o->damage);
 	free(o->v);
 	memset(o, 0, sizeof(*o));
 }

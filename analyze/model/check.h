@@ -105,12 +105,21 @@ struct chk_result {
 	const struct sym_stack *st;
 	uint64_t site_bytes;
 	const char *what;           /* the figure in words: "peak reserved" */
-	char missing[96];           /* not "": the figure does not exist (why) */
+	char missing[512];          /* not "": the figure does not exist (why) */
 };
 
+/*
+ * The results: one per rule (or per device), then one failed result for
+ * each damage a trace of the run or of the baseline survived (its
+ * trace_warning(): records cut off, torn or missing), whose rule is
+ * damage[k] ("trace complete") and missing the warning: a gate never
+ * passes on lost data.
+ */
 struct chk_outcome {
 	struct chk_result *v;
 	int n, failed;
+	struct chk_rule *damage;
+	int ndamage;
 };
 
 /* A rule "name op value", e.g. "peak[rank:1] <= baseline + 5%". */

@@ -1239,13 +1239,21 @@ int trace_warning(const struct trace *t, unsigned i, char *buf, size_t len)
 	}
 	if (t->stats.truncated && t->size < t->header_size && n++ == i) {
 		snprintf(buf, len, "'%s': truncated before the first slab (%llu of %u header bytes); "
-			 "no records", t->path, (unsigned long long)t->size, t->header_size);
+			 "holds no records: cut or never written", t->path,
+			 (unsigned long long)t->size, t->header_size);
 		return 0;
 	}
 	if (t->stats.truncated && t->size >= t->header_size && n++ == i) {
 		snprintf(buf, len, "'%s': truncated: the last slab has %llu of %u bytes; "
 			 "loaded the records before the cut", t->path,
 			 (unsigned long long)t->stats.cut_bytes, t->slab_size);
+		return 0;
+	}
+	/* cut right after its header, or its slabs zeroed: nothing to read,
+	   which a run that made a CUDA memory call never leaves (the recorder
+	   writes no trace for a process that made none) */
+	if (!t->stats.records && !(t->stats.truncated && t->size < t->header_size) && n++ == i) {
+		snprintf(buf, len, "'%s': holds no records: cut or never written", t->path);
 		return 0;
 	}
 	return -1;

@@ -208,7 +208,9 @@ void trace_exit(const struct trace *t, struct trace_exit *e);
 /*
  * Warning number i (from 0) about damage the trace survived, e.g.
  * "'trace.bin': 1 torn record skipped (the process was killed while
- * writing)". Returns 0 and fills buf, or -1 when there is no warning i.
+ * writing)", "'trace.bin': holds no records: cut or never written". Each
+ * says records are missing: `memtrace check` fails on any of them.
+ * Returns 0 and fills buf, or -1 when there is no warning i.
  */
 int trace_warning(const struct trace *t, unsigned i, char *buf, size_t len);
 
