@@ -45,14 +45,14 @@ for f in header zeroed cut5000 half; do
 	# check: fails, the most lenient rule too, with the warning as the line
 	"$MEMTRACE" check "peak <= 1TiB" "failures >= 0" "$f.bin" >out 2>err
 	expect_eq "$?" 1 "check $f: exit status"
-	expect_eq "$(cat out)" "FAIL trace complete: ${want#memtrace: warning: }
+	expect_eq "$(cat out)" "FAIL trace intact: ${want#memtrace: warning: }
 memtrace check: 1 of 3 checks failed" "check $f: the lines"
 	"$MEMTRACE" check --json "peak <= 1TiB" "$f.bin" >out.json 2>err
 	expect_eq "$?" 1 "check --json $f: exit status"
 	expect_eq "$(python3 -c 'import json
 j = json.load(open("out.json")); r = j["results"][-1]
 print(j["passed"], j["failed"], r["rule"], r["pass"], r["error"])')" \
-		"False 1 trace complete False ${want#memtrace: warning: }" "check --json $f"
+		"False 1 trace intact False ${want#memtrace: warning: }" "check --json $f"
 done
 
 # the whole trace passes; a damaged baseline fails the check too
@@ -60,7 +60,7 @@ done
 expect_eq "$?" 0 "check of the whole trace: exit status"
 "$MEMTRACE" check --baseline header.bin "peak <= baseline + 1TiB" trace.bin >out 2>err
 expect_eq "$?" 1 "check against a baseline with no records: exit status"
-grep -q "^FAIL baseline trace complete: 'header.bin': $nothing$" out ||
+grep -q "^FAIL baseline trace intact: 'header.bin': $nothing$" out ||
 	fail "check against a baseline with no records: $(cat out)"
 # the rules file, the JUnit XML: the same failure
 "$MEMTRACE" check --junit j.xml "peak <= 1TiB" zeroed.bin >out 2>err

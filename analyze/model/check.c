@@ -1071,8 +1071,8 @@ static int damage_results(struct eval *e, const struct report *r, const struct r
 				struct chk_result *x;
 
 				rule->metric = CHK_PEAK;
-				if (!(rule->text = strdup(side ? "baseline trace complete" :
-							  "trace complete")))
+				if (!(rule->text = strdup(side ? "baseline trace intact" :
+							  "trace intact")))
 					return -1;
 				out->ndamage = ++k;
 				if (!(x = add_result(e, rule, -1, side ? -1 : i)))

@@ -112,7 +112,7 @@ struct chk_result {
  * The results: one per rule (or per device), then one failed result for
  * each damage a trace of the run or of the baseline survived (its
  * trace_warning(): records cut off, torn or missing), whose rule is
- * damage[k] ("trace complete") and missing the warning: a gate never
+ * damage[k] ("trace intact") and missing the warning: a gate never
  * passes on lost data.
  */
 struct chk_outcome {

@@ -1056,6 +1056,48 @@ static int check_all(struct trace *t, struct scan *sc)
 }
 
 /* Checks the header and every record of t, counting; frees t on failure. */
+struct slab_span { uint32_t tid; uint64_t min_t, max_t; };
+
+static int cmp_span(const void *x, const void *y)
+{
+	const struct slab_span *a = x, *b = y;
+
+	if (a->tid != b->tid)
+		return a->tid < b->tid ? -1 : 1;
+	return a->min_t < b->min_t ? -1 : a->min_t > b->min_t;
+}
+
+/* The slabs of one thread that overlap in time an earlier one of it: a
+   thread writes one slab after the other, so two such slabs are one
+   copied twice (its events would count twice) or a slab spliced in. 0, or
+   -1 on ENOMEM. */
+static int count_overlaps(struct trace *t)
+{
+	struct slab_span *v;
+	uint64_t end = 0;
+
+	if (t->nslabinfo < 2)
+		return 0;
+	if (!(v = malloc(t->nslabinfo * sizeof(*v))))
+		return -1;
+	for (size_t i = 0; i < t->nslabinfo; i++) {
+		v[i].tid = t->slabinfo[i].it.si.tid;
+		v[i].min_t = t->slabinfo[i].min_t;
+		v[i].max_t = t->slabinfo[i].max_t;
+	}
+	qsort(v, t->nslabinfo, sizeof(*v), cmp_span);
+	for (size_t i = 0; i < t->nslabinfo; i++) {
+		if (i && v[i].tid == v[i - 1].tid && v[i].min_t < end) {
+			if (!t->stats.overlapping++)
+				t->stats.overlap_tid = v[i].tid;
+		}
+		if (!i || v[i].tid != v[i - 1].tid || v[i].max_t > end)
+			end = v[i].max_t;
+	}
+	free(v);
+	return 0;
+}
+
 static struct trace *validate(struct trace *t, char *err, size_t errlen)
 {
 	struct scan sc = { 0, err, errlen };
@@ -1095,6 +1137,9 @@ static struct trace *validate(struct trace *t, char *err, size_t errlen)
 	if (r < 0 || sort_fw_stacks(t, err, errlen) < 0)
 		return fail(t, EINVAL, NULL, 0, "");
 	t->stats.torn = sc.torn;
+	if (count_overlaps(t))
+		return fail(t, ENOMEM, err, errlen, "cannot read '%s': %s", t->path,
+			    strerror(ENOMEM));
 	if (t->size < t->header_size)
 		t->stats.cut_bytes = t->size;
 	else
@@ -1247,6 +1292,14 @@ int trace_warning(const struct trace *t, unsigned i, char *buf, size_t len)
 		snprintf(buf, len, "'%s': truncated: the last slab has %llu of %u bytes; "
 			 "loaded the records before the cut", t->path,
 			 (unsigned long long)t->stats.cut_bytes, t->slab_size);
+		return 0;
+	}
+	if (t->stats.overlapping && n++ == i) {
+		snprintf(buf, len, "'%s': %llu slab%s of thread %u overlap%s an earlier one in time "
+			 "(a slab copied twice?): its events may count twice", t->path,
+			 (unsigned long long)t->stats.overlapping,
+			 t->stats.overlapping == 1 ? "" : "s", (unsigned)t->stats.overlap_tid,
+			 t->stats.overlapping == 1 ? "s" : "");
 		return 0;
 	}
 	/* cut right after its header, or its slabs zeroed: nothing to read,

@@ -67,6 +67,10 @@ struct trace_stats {
 	                           the file, when it ends before slab 0) */
 	uint64_t file_size;
 	uint64_t shm;           /* SHM records */
+	uint64_t overlapping;   /* slabs whose times overlap an earlier slab of
+	                           the same thread (a thread fills one slab at
+	                           a time: a slab copied twice, or spliced in) */
+	uint32_t overlap_tid;   /* the first thread with such slabs */
 	int64_t last_wall_ns;   /* the latest wall-clock time of a record (its
 	                           time_ns + start_wall_ns - start_mono_ns, as
 	                           a signed sum that wraps) or start_wall_ns,
