@@ -825,12 +825,19 @@ static int note_rec(struct trace *t, const struct trace_iter *it, const struct t
 		si->due_offset = UINT64_MAX;
 		si->due_time = rec->time_ns;
 		si->due_type = rec->type;
+		si->own_max_t = rec->time_ns;
+		si->fw = rec->type == MT_REC_FW_EVENT;
+		si->handed = rec->type == MT_REC_OWNER;
 	} else {
 		si = &t->slabinfo[t->nslabinfo - 1];
 		if (rec->time_ns < si->min_t)
 			si->min_t = rec->time_ns;
 		if (rec->time_ns > si->max_t)
 			si->max_t = rec->time_ns;
+		si->fw |= rec->type == MT_REC_FW_EVENT;
+		si->handed |= rec->type == MT_REC_OWNER;
+		if (!si->handed && rec->time_ns > si->own_max_t)
+			si->own_max_t = rec->time_ns;
 	}
 	if (si->due_offset == UINT64_MAX && orders_state(rec->type)) {
 		si->due_time = rec->time_ns;
@@ -1067,26 +1074,37 @@ static int cmp_span(const void *x, const void *y)
 	return a->min_t < b->min_t ? -1 : a->min_t > b->min_t;
 }
 
-/* The slabs of one thread that overlap in time an earlier one of it: a
-   thread writes one slab after the other, so two such slabs are one
-   copied twice (its events would count twice) or a slab spliced in. 0, or
-   -1 on ENOMEM. */
+/*
+ * The slabs of one thread that overlap in time an earlier one of it: a
+ * thread writes one slab after the other, so two such slabs are one
+ * copied twice (its events would count twice) or a slab spliced in. Each
+ * slab counts with its first owner's records (the tid of its header), up
+ * to an OWNER record that handed its tail to a later thread (which may
+ * have the same tid again: tids are reused); a framework's slabs (FW
+ * events, batches of the past, under the tid of the thread that handed
+ * them over) are left out. 0, or -1 on ENOMEM.
+ */
 static int count_overlaps(struct trace *t)
 {
 	struct slab_span *v;
 	uint64_t end = 0;
+	size_t n = 0;
 
 	if (t->nslabinfo < 2)
 		return 0;
 	if (!(v = malloc(t->nslabinfo * sizeof(*v))))
 		return -1;
 	for (size_t i = 0; i < t->nslabinfo; i++) {
-		v[i].tid = t->slabinfo[i].it.si.tid;
-		v[i].min_t = t->slabinfo[i].min_t;
-		v[i].max_t = t->slabinfo[i].max_t;
+		const struct trace_slab_info *si = &t->slabinfo[i];
+
+		if (si->fw)
+			continue;
+		v[n].tid = si->it.si.tid;
+		v[n].min_t = si->min_t;
+		v[n++].max_t = si->own_max_t;
 	}
-	qsort(v, t->nslabinfo, sizeof(*v), cmp_span);
-	for (size_t i = 0; i < t->nslabinfo; i++) {
+	qsort(v, n, sizeof(*v), cmp_span);
+	for (size_t i = 0; i < n; i++) {
 		if (i && v[i].tid == v[i - 1].tid && v[i].min_t < end) {
 			if (!t->stats.overlapping++)
 				t->stats.overlap_tid = v[i].tid;

@@ -147,6 +147,11 @@ struct trace_slab_info {
 	                           when the slab has none */
 	uint64_t due_offset;
 	uint8_t due_type;
+	uint8_t fw;             /* it holds FW_EVENT records: a framework's
+	                           batch, of times before it was written */
+	uint8_t handed;         /* an OWNER record handed its tail on */
+	uint64_t own_max_t;     /* the latest time of its first owner's records
+	                           (the header's tid), before any OWNER */
 };
 
 /* A piece of a long record: not NUL-terminated, may hold any byte. */
