@@ -68,7 +68,7 @@ expect_eq "$(st --json "$T/ck.bin" "$T/plain.bin" --fail-if 'peak > 47MiB')" 1 "
 expect_eq "$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["fail_if"])' "$T/out")" \
 	"{'expression': 'peak > 47MiB', 'holds': True}" "fail-if in the JSON"
 expect_eq "$(st "$T/ck.bin" "$T/plain.bin" --fail-if 'peek > 4')" 2 "fail-if: unknown figure"
-expect_eq "$(cat "$T/err")" "memtrace: --fail-if 'peek > 4': not FIGURE > N[%|B|KiB|MiB|GiB] (try 'memtrace diff --help')" "fail-if: the message"
+expect_eq "$(cat "$T/err")" "memtrace: --fail-if 'peek > 4': unknown figure 'peek'; did you mean 'peak'? (try 'memtrace diff --help')" "fail-if: the message"
 expect_eq "$(st "$T/ck.bin")" 2 "one trace only"
 expect_eq "$(st "$T/ck.bin" "$T/plain.bin" "$T/rebuilt.bin")" 2 "three traces without --"
 expect_eq "$(st "$T/ck.bin" --)" 2 "nothing after --"

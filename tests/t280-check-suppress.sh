@@ -75,7 +75,7 @@ expect_eq "$?" 0 "a rule given: .memtrace.ini not read"
 printf '[rules]\npeak <= lots\n' >"$T/bad.ini"
 "$MEMTRACE" check --rules "$T/bad.ini" "$T/trace.bin" >/dev/null 2>"$T/bad.err"
 expect_eq "$?" 2 "bad ini: exit status"
-expect_eq "$(cat "$T/bad.err")" "memtrace: $T/bad.ini: bad rule 'peak <=lots': expected a size (8GiB, 512MiB, 0), a count, or baseline [+|- N[%|unit]]" \
+expect_eq "$(cat "$T/bad.err")" "memtrace: $T/bad.ini:2: bad rule 'peak <=lots': 'lots' is not a number: expected a size (8GiB, 512MiB, 0), a count, or baseline [+|- N[%|unit]]" \
 	"bad ini: message"
 printf '[limits]\npeak <= 1GiB\n' >"$T/bad.ini"
 "$MEMTRACE" check --rules "$T/bad.ini" "$T/trace.bin" >/dev/null 2>"$T/bad.err"

@@ -91,13 +91,17 @@ refused 1 "memtrace: 'short.bin': corrupt process record at offset 0x10010: shor
 cp good.bin event.bin; poke event.bin $P '\004\000'
 refused 1 "memtrace: 'event.bin': corrupt alloc record at offset 0x10010: long size encoding" event.bin
 
-# damage a killed process leaves: loads, with one warning
+# damage a killed process leaves: loads, with a warning for each damage
 cp good.bin torn.bin; poke torn.bin $P '\000'
-loads "memtrace: warning: 'torn.bin': 1 torn record skipped (the process was killed while writing)" torn.bin
+# (its only slab's first record torn: nothing else is left of it)
+loads "memtrace: warning: 'torn.bin': 1 torn record skipped (the process was killed while writing)
+memtrace: warning: 'torn.bin': holds no records: cut or never written" torn.bin
 head -c $((65536 + 100)) good.bin >cut.bin
-loads "memtrace: warning: 'cut.bin': truncated: the last slab has 100 of 65536 bytes; loaded the records before the cut" cut.bin
+# (100 bytes: the process record is cut, so no record is whole)
+loads "memtrace: warning: 'cut.bin': truncated: the last slab has 100 of 65536 bytes; loaded the records before the cut
+memtrace: warning: 'cut.bin': holds no records: cut or never written" cut.bin
 head -c 1000 good.bin >cuthdr.bin
-loads "memtrace: warning: 'cuthdr.bin': truncated before the first slab (1000 of 65536 header bytes); no records" cuthdr.bin
+loads "memtrace: warning: 'cuthdr.bin': truncated before the first slab (1000 of 65536 header bytes); holds no records: cut or never written" cuthdr.bin
 mt dump cuthdr.bin
 expect_eq "$(cat out)" "# trace 'cuthdr.bin': format 2, pid $(od -An -tu4 -j 20 -N 4 good.bin | tr -d ' '), slab 65536, 0 records" "dump of a trace cut before its first slab"
 

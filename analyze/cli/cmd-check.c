@@ -48,8 +48,11 @@ static const char usage_text[] =
 	"  --sysroot DIR           look for the recorded binaries under DIR first\n"
 	"  --debug-dir DIR         look for debug files by build id under DIR/.build-id\n"
 	"\n"
-	"exit status: 0 every rule passed, 1 a rule failed, 2 usage error, bad\n"
-	"rules or a trace that cannot be read\n";
+	"A trace that lost records (cut, torn, none) or holds a slab twice fails\n"
+	"the check whatever the rules say: a gate never passes on lost data.\n"
+	"\n"
+	"exit status: 0 every rule passed, 1 a rule failed or a trace is damaged,\n"
+	"2 usage error, bad rules or a trace that cannot be read\n";
 
 enum { OPT_RULES = 256, OPT_BASELINE, OPT_JSON, OPT_JUNIT };
 
@@ -108,7 +111,7 @@ static int analyze(struct pipeline *p, char **files, int n, const struct pipelin
 int cmd_check(int argc, char **argv)
 {
 	struct chk_rules rs = { NULL, 0, NULL, 0 };
-	struct chk_outcome out = { NULL, 0, 0 };
+	struct chk_outcome out = { NULL, 0, 0, NULL, 0 };
 	struct pipeline_opts o;
 	struct pipeline p, bp;
 	char **files = calloc((size_t)argc + 1, sizeof(char *));

@@ -14,6 +14,7 @@
 
 #include "cli/cmd.h"
 #include "cli/pipeline.h"
+#include "model/check.h"
 #include "model/diff.h"
 #include "views/plot.h"
 
@@ -67,51 +68,27 @@ static void warn(const char *msg)
 	cli_warn("%s", msg);
 }
 
-/* "FIGURE > N[%|B|KiB|MiB|GiB]"; returns -1 when it is not. */
-static int parse_cond(const char *s, struct cond *c)
+/*
+ * "FIGURE > N[%|unit]", read by check's expression parser (model/check.h),
+ * so that it takes and refuses what a rule of memtrace check does; 0, or
+ * -1 with what is wrong in err.
+ */
+static int parse_cond(const char *s, struct cond *c, char *err, size_t errlen)
 {
-	static const struct { const char *s; double m; } units[] = {
-		{ "B", 1 }, { "KiB", 1024.0 }, { "MiB", 1048576.0 }, { "GiB", 1073741824.0 },
-	};
-	char word[64];
-	size_t n = 0;
-	char *end;
+	const char *words[DF_NFIGS], *names[DF_NFIGS];
+	const struct chk_syntax sx = { words, names, DF_NFIGS, 0, 1u << CHK_GT, 0, 1 };
+	struct chk_expr e;
 
-	while (isspace((unsigned char)*s))
-		s++;
-	while ((isalnum((unsigned char)*s) || *s == '_') && n + 1 < sizeof(word))
-		word[n++] = *s++;
-	word[n] = 0;
-	if ((c->fig = diff_figure_parse(word)) < 0)
-		return -1;
-	while (isspace((unsigned char)*s))
-		s++;
-	if (*s++ != '>')
-		return -1;
-	c->limit = strtod(s, &end);
-	if (end == s || c->limit < 0)
-		return -1;
-	s = end;
-	while (isspace((unsigned char)*s))
-		s++;
-	c->pct = 0;
-	if (*s == '%') {
-		c->pct = 1;
-		s++;
-	} else if (*s) {
-		size_t i;
-
-		for (i = 0; i < sizeof(units) / sizeof(units[0]); i++)
-			if (!strncmp(s, units[i].s, strlen(units[i].s)))
-				break;
-		if (i == sizeof(units) / sizeof(units[0]))
-			return -1;
-		c->limit *= units[i].m;
-		s += strlen(units[i].s);
+	for (int i = 0; i < DF_NFIGS; i++) {
+		words[i] = diff_figure_word((enum diff_figure)i);
+		names[i] = diff_figure_name((enum diff_figure)i);
 	}
-	while (isspace((unsigned char)*s))
-		s++;
-	return *s ? -1 : 0;
+	if (check_expr_parse(s, &sx, &e, err, errlen))
+		return -1;
+	c->fig = e.fig;
+	c->limit = e.value;
+	c->pct = e.pct;
+	return 0;
 }
 
 int cmd_diff(int argc, char **argv)
@@ -147,9 +124,8 @@ int cmd_diff(int argc, char **argv)
 			if (fail_if)
 				return cli_usage_error("diff", "--fail-if given twice");
 			fail_if = optarg;
-			if (parse_cond(optarg, &cond))
-				return cli_usage_error("diff", "--fail-if '%s': not FIGURE > N[%%|B|KiB|MiB|GiB]",
-						       optarg);
+			if (parse_cond(optarg, &cond, err, sizeof(err)))
+				return cli_usage_error("diff", "--fail-if '%s': %s", optarg, err);
 			break;
 		case OPT_PLOT:
 			plot_dir = optarg;

@@ -4,13 +4,17 @@
  * (TRACE | --dir DIR): watches a job's GPU and host memory while it runs,
  * from its traces as they grow (analyze/live/).
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli/cmd.h"
 #include "live/watch.h"
+#include "memtrace/trace-format.h"
 
 static const char usage_text[] =
 	"usage: memtrace top [OPTIONS] (TRACE | --dir DIR)\n"
@@ -47,6 +51,37 @@ int cli_interval_ms(const char *s)
 	if (!*s || *end || !(v >= 0.05 && v <= 3600))
 		return -1;
 	return (int)(v * 1000 + 0.5);
+}
+
+/*
+ * --once on TRACE: the trace must be there now, and be one (its magic), as
+ * `memtrace report` wants it; 0, or the exit status after one error line:
+ * 2 when it cannot be opened, 1 when it is not a trace. (Without --once,
+ * a trace not there yet is waited for: the job may be starting.)
+ */
+static int once_trace_ok(const char *path)
+{
+	char magic[sizeof(((struct mt_file_header *)0)->magic)];
+	struct stat st;
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+
+	if (fd < 0) {
+		cli_error("cannot open '%s': %s", path, strerror(errno));
+		return EXIT_USAGE;
+	}
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		cli_error("cannot read '%s': not a file", path);
+		return EXIT_USAGE;
+	}
+	n = read(fd, magic, sizeof(magic));
+	close(fd);
+	if (n > 0 && memcmp(magic, MT_MAGIC, (size_t)n)) {
+		cli_error("'%s': not a memtrace trace (bad magic)", path);
+		return 1;
+	}
+	return 0;
 }
 
 int cmd_top(int argc, char **argv)
@@ -134,6 +169,8 @@ int cmd_top(int argc, char **argv)
 				       "a TRACE or --dir DIR is needed");
 	if (!o.dir)
 		o.trace = argv[optind];
+	if (!o.dir && o.once && (c = once_trace_ok(o.trace)))
+		return c;
 	if (watch_run(&o, err, sizeof(err))) {
 		cli_error("%s", err);
 		return 1;

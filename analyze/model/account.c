@@ -1077,6 +1077,10 @@ static void proc_ends(struct analysis *a)
 			pr->end = x.how == MT_EXIT__EXIT ? AN_END_UNDERSCORE_EXIT : AN_END_EXIT;
 			pr->exit_status = x.status;
 			pr->end_time = t > 0 ? (uint64_t)t : 0;
+		} else if (!trace_stats(sp->t)->records) {
+			/* no records at all (cut after its header, or zeroed): it
+			   did not end cleanly as far as anyone can tell */
+			pr->end = AN_END_KILLED;
 		} else if (!x.promised || !sp->process) {
 			pr->end = AN_END_UNKNOWN;
 		} else {

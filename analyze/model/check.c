@@ -28,11 +28,13 @@
 #include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "model/check.h"
+#include "trace/trace-read.h"
 
 static const char *const metric_names[CHK_NMETRICS] = {
 	"peak", "allocated_peak", "live_at_exit", "failures", "oom_retries", "untraced",
@@ -65,38 +67,107 @@ static const char *skip_ws(const char *p)
 	return p;
 }
 
-/* A number with an optional unit: 8GiB, 1.5G, 512MB, 0. */
-static int parse_size(const char **pp, double *out)
+/* --- expressions: "name[scope] op value", for check and diff --fail-if --- */
+
+static const struct { const char *s; double m; } units[] = {
+	{ "KiB", 1024.0 }, { "MiB", 1048576.0 }, { "GiB", 1073741824.0 },
+	{ "TiB", 1099511627776.0 }, { "KB", 1e3 }, { "MB", 1e6 }, { "GB", 1e9 },
+	{ "TB", 1e12 }, { "K", 1024.0 }, { "M", 1048576.0 }, { "G", 1073741824.0 },
+	{ "T", 1099511627776.0 }, { "B", 1.0 },
+};
+
+#define TWO_64 18446744073709551616.0
+
+/* v (finite, >= 0) as bytes, rounded down, at most UINT64_MAX. */
+static uint64_t to_u64(double v)
 {
-	static const struct { const char *s; double m; } units[] = {
-		{ "KiB", 1024.0 }, { "MiB", 1048576.0 }, { "GiB", 1073741824.0 },
-		{ "TiB", 1099511627776.0 }, { "KB", 1e3 }, { "MB", 1e6 }, { "GB", 1e9 },
-		{ "TB", 1e12 }, { "K", 1024.0 }, { "M", 1048576.0 }, { "G", 1073741824.0 },
-		{ "T", 1099511627776.0 }, { "B", 1.0 },
-	};
-	const char *p = *pp;
-	char *end;
-	double v;
+	if (!(v > 0))
+		return 0;
+	if (v >= TWO_64)
+		return UINT64_MAX;
+	return (uint64_t)v;
+}
 
-	if (!isdigit((unsigned char)*p))
-		return -1;
-	errno = 0;
-	v = strtod(p, &end);
-	if (errno || end == p || v < 0)
-		return -1;
-	p = skip_ws(end);
-	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
-		size_t n = strlen(units[i].s);
+/*
+ * A number, digits only in decimal (1, 1.5, 2e9: never nan, inf, hex or a
+ * sign), then an optional unit or (when pct) '%'; *out in bytes or a
+ * count, *is_pct 1 for a percent. Refuses a value of 2^64 or more.
+ */
+static int parse_value(const char **pp, int pct, double *out, uint64_t *exact, int *is_pct,
+		       const char *what, char *err, size_t errlen)
+{
+	const char *p = *pp, *s = p;
+	char num[64];
+	double v, m = 1.0;
+	int integer;
 
-		if (!strncmp(p, units[i].s, n) && !isalnum((unsigned char)p[n])) {
-			v *= units[i].m;
-			p += n;
-			break;
+	*is_pct = 0;
+	if (!isdigit((unsigned char)*p)) {
+		const char *q = p;
+
+		while (isalnum((unsigned char)*q) || *q == '_' || *q == '.')
+			q++;
+		if (*p == '-' && isdigit((unsigned char)p[1]))
+			seterr(err, errlen, "a negative value: expected %s", what);
+		else if (q > p)
+			seterr(err, errlen, "'%.*s' is not a number: expected %s", (int)(q - p), p,
+			       what);
+		else
+			seterr(err, errlen, "expected %s", what);
+		return -1;
+	}
+	while (isdigit((unsigned char)*p))
+		p++;
+	integer = *p != '.';
+	if (*p == '.')
+		for (p++; isdigit((unsigned char)*p); p++)
+			;
+	if ((*p == 'e' || *p == 'E') && (isdigit((unsigned char)p[1]) ||
+	    ((p[1] == '+' || p[1] == '-') && isdigit((unsigned char)p[2]))))
+		for (integer = 0, p += 2; isdigit((unsigned char)*p); p++)
+			;
+	if ((size_t)(p - s) >= sizeof(num))
+		goto range;
+	memcpy(num, s, (size_t)(p - s));
+	num[p - s] = 0;
+	v = strtod(num, NULL);
+	p = skip_ws(p);
+	if (*p == '%' && pct) {
+		*is_pct = 1;
+		p++;
+	} else {
+		for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+			size_t n = strlen(units[i].s);
+
+			if (!strncmp(p, units[i].s, n) && !isalnum((unsigned char)p[n])) {
+				m = units[i].m;
+				p += n;
+				break;
+			}
 		}
+	}
+	v *= m;
+	/* an integer times a unit (an integer too) exactly, not as a double
+	   (18446744073709551000 is below 2^64; its double is not) */
+	if (integer && !*is_pct) {
+		unsigned long long u;
+
+		errno = 0;
+		u = strtoull(num, NULL, 10);
+		if (errno || (uint64_t)m > UINT64_MAX / (u ? u : 1))
+			goto range;
+		*exact = (uint64_t)u * (uint64_t)m;
+	} else if (!isfinite(v) || (!*is_pct && v >= TWO_64)) {
+		goto range;
+	} else {
+		*exact = to_u64(floor(v + 0.5));
 	}
 	*out = v;
 	*pp = p;
 	return 0;
+range:
+	seterr(err, errlen, "'%.*s' is out of range (below 16 EiB, 2^64 bytes)", (int)(p - s), s);
+	return -1;
 }
 
 static int parse_op(const char **pp, enum chk_op *op)
@@ -119,141 +190,243 @@ static int parse_op(const char **pp, enum chk_op *op)
 	return -1;
 }
 
-/* The name and scope: "peak", "peak[dev0]", "peak[pid:42]", "peak[rank:1]". */
-static int parse_name(const char **pp, struct chk_rule *r)
+/* The edit distance of a and b (ASCII case ignored), at most 64 bytes each;
+   more: a large number. */
+static int edit_distance(const char *a, size_t na, const char *b)
 {
-	const char *p = skip_ws(*pp), *s = p;
-	size_t n;
-	int m;
+	size_t nb = strlen(b);
+	int row[65];
 
+	if (na > 64 || nb > 64)
+		return 1000;
+	for (size_t j = 0; j <= nb; j++)
+		row[j] = (int)j;
+	for (size_t i = 1; i <= na; i++) {
+		int diag = row[0];
+
+		row[0] = (int)i;
+		for (size_t j = 1; j <= nb; j++) {
+			int up = row[j], best = diag + (tolower((unsigned char)a[i - 1]) !=
+							tolower((unsigned char)b[j - 1]));
+
+			if (up + 1 < best)
+				best = up + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			diag = up;
+			row[j] = best;
+		}
+	}
+	return row[nb];
+}
+
+/* "unknown figure 'pek'; did you mean 'peak'?" or the list of them. */
+static void unknown_figure(const char *w, size_t n, const struct chk_syntax *sx, char *err,
+			   size_t errlen)
+{
+	int best = -1, bd = 1000;
+	size_t used;
+
+	for (int i = 0; i < sx->nnames; i++)
+		for (int k = 0; k < 2; k++) {
+			const char *name = k ? (sx->alt ? sx->alt[i] : NULL) : sx->names[i];
+			int d = name ? edit_distance(w, n, name) : 1000;
+
+			if (d < bd) {
+				bd = d;
+				best = i;
+			}
+		}
+	if (n && best >= 0 && bd <= 2 && 2 * bd < (int)strlen(sx->names[best])) {
+		seterr(err, errlen, "unknown figure '%.*s'; did you mean '%s'?", (int)n, w,
+		       sx->names[best]);
+		return;
+	}
+	if (n)
+		seterr(err, errlen, "unknown figure '%.*s' (expected ", (int)n, w);
+	else
+		seterr(err, errlen, "expected a figure (");
+	for (int i = 0; i < sx->nnames && (used = strlen(err)) < errlen; i++)
+		snprintf(err + used, errlen - used, "%s%s", i ? ", " : "", sx->names[i]);
+	if ((used = strlen(err)) < errlen)
+		snprintf(err + used, errlen - used, ")");
+}
+
+/* A scope after its '[': "dev0", "dev:0", "pid:42", "rank:1", then ']'. */
+static int parse_scope(const char **pp, struct chk_expr *e, char *err, size_t errlen)
+{
+	static const char *const kw[] = { "dev", "pid", "rank" };
+	static const enum chk_scope ks[] = { CHK_DEV, CHK_PID, CHK_RANK };
+	const char *p = skip_ws(*pp);
+	char *end;
+	int k;
+
+	for (k = 0; k < 3; k++)
+		if (!strncmp(p, kw[k], strlen(kw[k])))
+			break;
+	if (k == 3)
+		goto bad;
+	p = skip_ws(p + strlen(kw[k]));
+	if (*p == ':')
+		p = skip_ws(p + 1);
+	if (!isdigit((unsigned char)*p))
+		goto bad;
+	errno = 0;
+	e->scope_n = strtol(p, &end, 10);
+	if (errno || e->scope_n < 0 || e->scope_n > INT32_MAX) {
+		seterr(err, errlen, "the %s in the scope is out of range", kw[k]);
+		return -1;
+	}
+	p = skip_ws(end);
+	if (*p != ']')
+		goto bad;
+	e->scope = ks[k];
+	*pp = p + 1;
+	return 0;
+bad:
+	seterr(err, errlen, "expected a scope [devN], [pid:N] or [rank:N] after the figure");
+	return -1;
+}
+
+int check_expr_parse(const char *text, const struct chk_syntax *sx, struct chk_expr *e,
+		     char *err, size_t errlen)
+{
+	const char *p = skip_ws(text), *w = p;
+	const char *what = sx->baseline ?
+		"a size (8GiB, 512MiB, 0), a count, or baseline [+|- N[%|unit]]" :
+		"a size (48MiB, 0), a count or a percent (5%)";
+	size_t n;
+	int m, is_pct;
+
+	memset(e, 0, sizeof(*e));
 	while (isalnum((unsigned char)*p) || *p == '_')
 		p++;
-	n = (size_t)(p - s);
-	for (m = 0; m < CHK_NMETRICS; m++)
-		if (strlen(metric_names[m]) == n && !strncmp(s, metric_names[m], n))
+	n = (size_t)(p - w);
+	for (m = 0; m < sx->nnames; m++)
+		if ((strlen(sx->names[m]) == n && !strncmp(w, sx->names[m], n)) ||
+		    (sx->alt && sx->alt[m] && strlen(sx->alt[m]) == n && !strncmp(w, sx->alt[m], n)))
 			break;
-	if (m == CHK_NMETRICS)
+	if (m == sx->nnames) {
+		unknown_figure(w, n, sx, err, errlen);
 		return -1;
-	r->metric = (enum chk_metric)m;
-	r->scope = CHK_ALL;
+	}
+	e->fig = m;
+	e->scope = CHK_ALL;
 	p = skip_ws(p);
 	if (*p == '[') {
-		static const char *const kw[] = { "dev", "pid", "rank" };
-		static const enum chk_scope ks[] = { CHK_DEV, CHK_PID, CHK_RANK };
-		char *end;
-		int k;
-
-		p = skip_ws(p + 1);
-		for (k = 0; k < 3; k++)
-			if (!strncmp(p, kw[k], strlen(kw[k])))
-				break;
-		if (k == 3)
+		if (!sx->scopes) {
+			seterr(err, errlen, "no scope ([...]) is taken here");
 			return -1;
-		p = skip_ws(p + strlen(kw[k]));
-		if (*p == ':')
-			p = skip_ws(p + 1);
-		if (!isdigit((unsigned char)*p))
-			return -1;
-		errno = 0;
-		r->scope_n = strtol(p, &end, 10);
-		if (errno || r->scope_n < 0)
-			return -1;
-		p = skip_ws(end);
-		if (*p != ']')
-			return -1;
-		r->scope = ks[k];
+		}
 		p++;
+		if (parse_scope(&p, e, err, errlen))
+			return -1;
+		p = skip_ws(p);
 	}
-	*pp = p;
+	if (parse_op(&p, &e->op) || !(sx->ops & (1u << e->op))) {
+		seterr(err, errlen, "expected %s after %.*s", sx->ops == (1u << CHK_GT) ? ">" :
+		       "<=, <, >=, >, == or !=", (int)n, w);
+		return -1;
+	}
+	p = skip_ws(p);
+	e->value_text = p;
+	if (sx->baseline && !strncmp(p, "baseline", 8) && !isalnum((unsigned char)p[8]) &&
+	    p[8] != '_') {
+		e->relative = 1;
+		p = skip_ws(p + 8);
+		if (*p == '+' || *p == '-') {
+			e->neg = *p == '-';
+			p = skip_ws(p + 1);
+			if (parse_value(&p, 1, &e->value, &e->bytes, &e->pct,
+					"N[%|unit] after baseline +|-",
+					err, errlen))
+				return -1;
+		}
+	} else {
+		if (parse_value(&p, sx->pct, &e->value, &e->bytes, &is_pct, what, err, errlen))
+			return -1;
+		e->pct = is_pct;
+		if (!is_pct && *p == '%') {
+			seterr(err, errlen, "a percent is of the baseline: baseline + N%%");
+			return -1;
+		}
+	}
+	p = skip_ws(p);
+	if (*p) {
+		seterr(err, errlen, "unexpected '%s' after the value", p);
+		return -1;
+	}
 	return 0;
 }
 
+static const struct chk_syntax check_syntax = {
+	metric_names, NULL, CHK_NMETRICS, 1,
+	(1u << CHK_LE) | (1u << CHK_LT) | (1u << CHK_GE) | (1u << CHK_GT) | (1u << CHK_EQ) |
+	(1u << CHK_NE), 1, 0,
+};
+
+/*
+ * Looks like a rule, right or wrong: it has a comparison (<, >, ==, !=, or
+ * '=' beside a blank, which the parser then refuses with what is wrong).
+ */
 int check_is_rule(const char *text)
 {
-	struct chk_rule r;
-	enum chk_op op;
-	const char *p = text;
+	const char *eq;
 
-	if (parse_name(&p, &r))
-		return 0;
-	p = skip_ws(p);
-	return parse_op(&p, &op) == 0;
+	if (strpbrk(text, "<>") || strstr(text, "==") || strstr(text, "!="))
+		return 1;
+	for (eq = strchr(text, '='); eq; eq = strchr(eq + 1, '='))
+		if ((eq > text && isspace((unsigned char)eq[-1])) || isspace((unsigned char)eq[1]))
+			return 1;
+	return 0;
 }
 
 int check_rule_add(struct chk_rules *rs, const char *text, char *err, size_t errlen)
 {
 	struct chk_rule r, *grown;
-	const char *p = text;
-	char scope[48] = "", buf[256];
-	double v;
+	struct chk_expr e;
+	char scope[48] = "", msg[512];
+	size_t vlen;
 
 	memset(&r, 0, sizeof(r));
-	if (parse_name(&p, &r)) {
-		seterr(err, errlen, "bad rule '%s': expected a figure (peak, allocated_peak, "
-		       "live_at_exit, failures, oom_retries, untraced, shm_left), optionally "
-		       "[devN], [pid:N] or [rank:N]", text);
+	if (check_expr_parse(text, &check_syntax, &e, msg, sizeof(msg))) {
+		seterr(err, errlen, "bad rule '%s': %s", text, msg);
 		return -1;
 	}
-	p = skip_ws(p);
-	if (parse_op(&p, &r.op)) {
-		seterr(err, errlen, "bad rule '%s': expected <=, <, >=, >, == or != after %s", text,
-		       metric_names[r.metric]);
-		return -1;
-	}
-	p = skip_ws(p);
-	if (!strncmp(p, "baseline", 8)) {
-		r.relative = 1;
-		p = skip_ws(p + 8);
-		if (*p == '+' || *p == '-') {
-			int neg = *p == '-';
-
-			p = skip_ws(p + 1);
-			if (parse_size(&p, &v))
-				goto bad_value;
-			p = skip_ws(p);
-			if (*p == '%') {
-				r.pct = neg ? -v : v;
-				p++;
-			} else {
-				r.add = neg ? -(int64_t)llround(v) : (int64_t)llround(v);
-			}
+	r.metric = (enum chk_metric)e.fig;
+	r.scope = e.scope;
+	r.scope_n = e.scope_n;
+	r.op = e.op;
+	r.relative = e.relative;
+	if (e.relative) {
+		if (e.pct) {
+			r.pct = e.neg ? -e.value : e.value;
+		} else {
+			r.add = e.bytes;
+			r.sub = e.neg;
 		}
 	} else {
-		if (parse_size(&p, &v) || v > 1.8e19)
-			goto bad_value;
-		r.limit = (uint64_t)llround(v);
+		r.limit = e.bytes;
 	}
-	if (*skip_ws(p))
-		goto bad_value;
 	if (r.scope != CHK_ALL)
 		snprintf(scope, sizeof(scope), r.scope == CHK_DEV ? "[dev%ld]" : r.scope == CHK_PID ?
 			 "[pid:%ld]" : "[rank:%ld]", r.scope_n);
-	{
-		const char *v0 = skip_ws(text);
-		const char *val = v0;
-
-		/* the value as written, after the operator */
-		while (*val && !strchr("<>=!", *val))
-			val++;
-		while (*val && strchr("<>=!", *val))
-			val++;
-		snprintf(buf, sizeof(buf), "%s%s %s %s", metric_names[r.metric], scope,
-			 op_names[r.op], skip_ws(val));
-		for (size_t n = strlen(buf); n && isspace((unsigned char)buf[n - 1]); n--)
-			buf[n - 1] = 0;
+	/* the value as written, after the operator */
+	for (vlen = strlen(e.value_text); vlen && isspace((unsigned char)e.value_text[vlen - 1]);)
+		vlen--;
+	if (asprintf(&r.text, "%s%s %s %.*s", metric_names[r.metric], scope, op_names[r.op],
+		     (int)vlen, e.value_text) < 0) {
+		r.text = NULL;
+		goto nomem;
 	}
-	if (!(r.text = strdup(buf)) ||
-	    !(grown = realloc(rs->r, ((size_t)rs->n + 1) * sizeof(*rs->r)))) {
-		free(r.text);
-		seterr(err, errlen, "out of memory");
-		return -1;
-	}
+	if (!(grown = realloc(rs->r, ((size_t)rs->n + 1) * sizeof(*rs->r))))
+		goto nomem;
 	rs->r = grown;
 	rs->r[rs->n++] = r;
 	return 0;
-bad_value:
-	seterr(err, errlen, "bad rule '%s': expected a size (8GiB, 512MiB, 0), a count, or "
-	       "baseline [+|- N[%%|unit]]", text);
+nomem:
+	free(r.text);
+	seterr(err, errlen, "out of memory");
 	return -1;
 }
 
@@ -290,51 +463,211 @@ nomem:
 	return -1;
 }
 
+/*
+ * The rules file. libinih reads each line into a buffer of its own, of
+ * INI_MAX_LINE (200) bytes as built, and splits a longer line into two: a
+ * long comment's tail became a rule. Debian's libinih (55) has those
+ * settings as variables: they are taken, weakly, so that a libinih
+ * without them still links; with them the buffer is the heap's and grows
+ * to the longest line. The file is read here first and handed to inih
+ * line by line (ini_parse_stream), so that a NUL byte is refused, and a
+ * line that a libinih without those settings cannot hold whole is refused
+ * with its real number, never split.
+ */
+extern bool ini_use_stack __attribute__((weak));
+extern bool ini_allow_realloc __attribute__((weak));
+extern int ini_max_line __attribute__((weak));
+extern int ini_initial_alloc __attribute__((weak));
+
+#define RULES_MAX_SIZE (16u << 20)
+
+struct ini_src {
+	const char *buf;
+	size_t len, pos;
+	int line;                   /* the line being read, from 1 */
+	int bol;                    /* the next read starts a line */
+	int grows;                  /* inih's buffer grows to any line */
+	char bad[160];              /* not "": why the file is refused at line */
+};
+
+/* fgets() on the file in memory, as inih wants it (a long line in pieces
+   when inih's buffer grows). */
+static char *ini_read(char *str, int num, void *stream)
+{
+	struct ini_src *s = stream;
+	const char *p = s->buf + s->pos, *nl;
+	size_t ll, n;
+
+	if (s->bad[0] || s->pos >= s->len || num < 2)
+		return NULL;
+	nl = memchr(p, '\n', s->len - s->pos);
+	ll = nl ? (size_t)(nl - p) + 1 : s->len - s->pos;
+	if (s->bol) {
+		s->line++;
+		if (memchr(p, 0, ll)) {
+			snprintf(s->bad, sizeof(s->bad), "a NUL byte in the line (a rules file is "
+				 "text)");
+			return NULL;
+		}
+		/* inih needs 3 bytes more than the line: '\r', '\n' and the NUL */
+		if (!s->grows && ll + 2 > (size_t)num) {
+			snprintf(s->bad, sizeof(s->bad), "the line is %zu bytes long: this libinih "
+				 "reads lines of %d bytes at most", ll - (nl != NULL), num - 3);
+			return NULL;
+		}
+	}
+	n = ll < (size_t)num - 1 ? ll : (size_t)num - 1;
+	memcpy(str, p, n);
+	str[n] = 0;
+	s->pos += n;
+	s->bol = n == ll;
+	return str;
+}
+
 struct ini_ctx {
 	struct chk_rules *rs;
-	const char *path;
-	char *err;
-	size_t errlen;
-	int failed;
+	const struct ini_src *src;
+	char msg[1024];             /* the first error, and its line */
+	int line;
 };
 
 static int ini_line(void *user, const char *section, const char *name, const char *value)
 {
 	struct ini_ctx *c = user;
-	char line[512], msg[400];
+	char *line = NULL;
 	int inside = strchr(name, '[') && !strchr(name, ']');
 
-	if (c->failed)
+	if (c->line)
 		return 0;
-	snprintf(line, sizeof(line), "%s%c%s", name, inside ? ':' : '=', value ? value : "");
-	if (!strcmp(section, "rules") || !strcmp(section, "check")) {
-		if (!check_rule_add(c->rs, line, msg, sizeof(msg)))
-			return 1;
+	if (asprintf(&line, "%s%c%s", name, inside ? ':' : '=', value ? value : "") < 0) {
+		line = NULL;
+		snprintf(c->msg, sizeof(c->msg), "out of memory");
+	} else if (!strcmp(section, "rules") || !strcmp(section, "check")) {
+		if (!check_rule_add(c->rs, line, c->msg, sizeof(c->msg)))
+			goto ok;
 	} else if (!strcmp(section, "suppressions")) {
-		if (!check_supp_add(c->rs, line, msg, sizeof(msg)))
-			return 1;
+		if (!check_supp_add(c->rs, line, c->msg, sizeof(c->msg)))
+			goto ok;
 	} else {
-		snprintf(msg, sizeof(msg), "unknown section [%s] (expected [rules] or "
+		snprintf(c->msg, sizeof(c->msg), "unknown section [%s] (expected [rules] or "
 			 "[suppressions])", section);
 	}
-	seterr(c->err, c->errlen, "%s: %s", c->path, msg);
-	c->failed = 1;
+	free(line);
+	c->line = c->src->line;
 	return 0;
+ok:
+	free(line);
+	return 1;
+}
+
+/* The file, whole, into *buf (NUL-terminated); 0 or -1 with err set. */
+static int read_rules(const char *path, char **buf, size_t *len, char *err, size_t errlen)
+{
+	FILE *f = fopen(path, "r");
+	char *b = NULL;
+	size_t n = 0, cap = 0;
+
+	if (!f) {
+		seterr(err, errlen, "cannot open '%s': %s", path, strerror(errno));
+		return -1;
+	}
+	for (;;) {
+		size_t got;
+
+		if (n + 4096 + 1 > cap) {
+			char *g;
+
+			cap = cap ? 2 * cap : 8192;
+			if (!(g = realloc(b, cap))) {
+				seterr(err, errlen, "out of memory");
+				goto fail;
+			}
+			b = g;
+		}
+		got = fread(b + n, 1, cap - n - 1, f);
+		n += got;
+		if (n > RULES_MAX_SIZE) {
+			seterr(err, errlen, "'%s' is over %u MiB: not a rules file", path,
+			       RULES_MAX_SIZE >> 20);
+			goto fail;
+		}
+		if (!got)
+			break;
+	}
+	if (ferror(f)) {
+		seterr(err, errlen, "cannot read '%s': %s", path, strerror(errno));
+		goto fail;
+	}
+	fclose(f);
+	b[n] = 0;
+	*buf = b;
+	*len = n;
+	return 0;
+fail:
+	fclose(f);
+	free(b);
+	return -1;
 }
 
 int check_rules_load(struct chk_rules *rs, const char *path, char *err, size_t errlen)
 {
-	struct ini_ctx c = { rs, path, err, errlen, 0 };
-	int r = ini_parse(path, ini_line, &c);
+	struct ini_src src;
+	struct ini_ctx c;
+	char *buf;
+	size_t len, longest = 0;
+	int r, knobs = &ini_use_stack && &ini_allow_realloc && &ini_max_line && &ini_initial_alloc;
+	bool use_stack = 0, allow_realloc = 0;
+	int max_line = 0, initial = 0;
 
-	if (r == -1) {
-		seterr(err, errlen, "cannot open '%s': %s", path, strerror(errno));
+	if (read_rules(path, &buf, &len, err, errlen))
+		return -1;
+	for (size_t i = 0, at = 0; i <= len; i++)
+		if (i == len || buf[i] == '\n') {
+			if (i - at > longest)
+				longest = i - at;
+			at = i + 1;
+		}
+	memset(&src, 0, sizeof(src));
+	src.buf = buf;
+	src.len = len;
+	src.bol = 1;
+	memset(&c, 0, sizeof(c));
+	c.rs = rs;
+	c.src = &src;
+	if (knobs && longest + 16 < INT32_MAX) {
+		use_stack = ini_use_stack;
+		allow_realloc = ini_allow_realloc;
+		max_line = ini_max_line;
+		initial = ini_initial_alloc;
+		ini_use_stack = 0;
+		ini_allow_realloc = 1;
+		ini_initial_alloc = 256;
+		ini_max_line = (int)longest + 16 > 256 ? (int)longest + 16 : 256;
+		src.grows = 1;
+	}
+	r = ini_parse_stream(ini_read, &src, ini_line, &c);
+	if (src.grows) {
+		ini_use_stack = use_stack;
+		ini_allow_realloc = allow_realloc;
+		ini_max_line = max_line;
+		ini_initial_alloc = initial;
+	}
+	free(buf);
+	if (r == -2) {
+		seterr(err, errlen, "out of memory");
 		return -1;
 	}
-	if (c.failed)
+	/* the first of: a bad rule, a line inih could not parse, a line refused */
+	if (c.line && (r <= 0 || c.line <= r) && (!src.bad[0] || c.line <= src.line)) {
+		seterr(err, errlen, "%s:%d: %s", path, c.line, c.msg);
 		return -1;
-	if (r) {
+	}
+	if (r > 0 && (!src.bad[0] || r <= src.line)) {
 		seterr(err, errlen, "%s:%d: not a rule, a suppression or a [section]", path, r);
+		return -1;
+	}
+	if (src.bad[0]) {
+		seterr(err, errlen, "%s:%d: %s", path, src.line, src.bad);
 		return -1;
 	}
 	return 0;
@@ -708,6 +1041,48 @@ static int *suppressed_sites(struct chk_rules *rs, const struct report *r, int c
 	return of;
 }
 
+/*
+ * A failed result for each warning about a trace of r (and of base), whose
+ * figures then lack the records the damage took: records cut off at the
+ * end, torn, or none at all. Pseudo-rules, owned by out.
+ */
+static int damage_results(struct eval *e, const struct report *r, const struct report *base,
+			  struct chk_outcome *out)
+{
+	const struct report *runs[2] = { r, base };
+	char msg[512];
+	int n = 0, k = 0;
+
+	for (int side = 0; side < 2; side++)
+		for (int i = 0; runs[side] && i < runs[side]->a->nprocs; i++)
+			for (unsigned w = 0; !trace_warning(stream_proc(runs[side]->a->s, i)->t, w,
+							    msg, sizeof(msg)); w++)
+				n++;
+	if (!n)
+		return 0;
+	if (!(out->damage = calloc((size_t)n, sizeof(*out->damage))))
+		return -1;
+	for (int side = 0; side < 2; side++)
+		for (int i = 0; runs[side] && i < runs[side]->a->nprocs; i++)
+			for (unsigned w = 0; k < n && !trace_warning(stream_proc(runs[side]->a->s,
+									 i)->t, w, msg,
+								     sizeof(msg)); w++) {
+				struct chk_rule *rule = &out->damage[k];
+				struct chk_result *x;
+
+				rule->metric = CHK_PEAK;
+				if (!(rule->text = strdup(side ? "baseline trace intact" :
+							  "trace intact")))
+					return -1;
+				out->ndamage = ++k;
+				if (!(x = add_result(e, rule, -1, side ? -1 : i)))
+					return -1;
+				x->what = "records";
+				snprintf(x->missing, sizeof(x->missing), "%s", msg);
+			}
+	return 0;
+}
+
 int check_eval(struct chk_rules *rs, const struct report *r, const struct report *base,
 	       struct chk_outcome *out, char *err, size_t errlen)
 {
@@ -718,7 +1093,7 @@ int check_eval_with(struct chk_rules *rs, const struct report *r, const struct r
 		    const struct chk_jbase *jbase, struct chk_outcome *out, char *err,
 		    size_t errlen)
 {
-	struct chk_outcome bout = { NULL, 0, 0 };
+	struct chk_outcome bout = { NULL, 0, 0, NULL, 0 };
 	struct eval e = { rs, r, r->a, NULL, out }, be = { rs, base, base ? base->a : NULL, NULL,
 							     &bout };
 	int rc = -1;
@@ -759,10 +1134,18 @@ int check_eval_with(struct chk_rules *rs, const struct report *r, const struct r
 					x->pass = 0;
 					continue;
 				}
-				lim = (double)b + (double)b * rule->pct / 100.0 + (double)rule->add;
 				x->baseline = b;
 				x->has_baseline = 1;
-				x->limit = lim <= 0 ? 0 : (uint64_t)floor(lim);
+				if (rule->pct != 0) {
+					/* saturates: 0 at most, UINT64_MAX at least */
+					lim = (double)b + (double)b * rule->pct / 100.0;
+					x->limit = to_u64(floor(lim));
+				} else if (rule->sub) {
+					x->limit = b > rule->add ? b - rule->add : 0;
+				} else {
+					x->limit = b > UINT64_MAX - rule->add ? UINT64_MAX :
+						   b + rule->add;
+				}
 				x->pass = cmp(x->value, rule->op, x->limit);
 			} else {
 				x->limit = rule->limit;
@@ -770,6 +1153,8 @@ int check_eval_with(struct chk_rules *rs, const struct report *r, const struct r
 			}
 		}
 	}
+	if (damage_results(&e, r, base, out))
+		goto nomem;
 	for (int i = 0; i < out->n; i++)
 		out->failed += !out->v[i].pass;
 	rc = 0;
@@ -785,6 +1170,9 @@ out:
 
 void check_outcome_free(struct chk_outcome *o)
 {
+	for (int i = 0; i < o->ndamage; i++)
+		free(o->damage[i].text);
+	free(o->damage);
 	free(o->v);
 	memset(o, 0, sizeof(*o));
 }

@@ -32,9 +32,47 @@ struct chk_rule {
 	enum chk_op op;
 	int relative;               /* limit = baseline's figure + add + pct */
 	uint64_t limit;             /* absolute limit (bytes or a count) */
-	int64_t add;                /* relative: bytes (or count) added */
+	uint64_t add;               /* relative: bytes (or count) added, or taken
+	                               away when sub (the limit saturates at 0
+	                               and UINT64_MAX) */
+	int sub;
 	double pct;                 /* relative: percent of the baseline added */
 };
+
+/*
+ * The expression parser of check's rules and of diff's --fail-if (one, so
+ * that both take and refuse the same things): "name[scope] op value". A
+ * value is a number in decimal (never nan, inf, hex or a sign) with an
+ * optional unit (B, KiB/K, MiB/M, GiB/G, TiB/T, KB, MB, GB, TB), below
+ * 2^64 bytes; or, where allowed, "N%" or "baseline [+|- N[%|unit]]".
+ */
+struct chk_syntax {
+	const char *const *names;   /* the figures */
+	const char *const *alt;     /* other names of the same figures, or NULL */
+	int nnames;
+	int scopes;                 /* [devN], [dev:N], [pid:N], [rank:N] taken */
+	unsigned ops;               /* the operators taken: 1u << enum chk_op */
+	int baseline;               /* "baseline [+|- N[%|unit]]" taken */
+	int pct;                    /* a plain "N%" taken */
+};
+struct chk_expr {
+	int fig;                    /* index in names */
+	enum chk_scope scope;
+	long scope_n;
+	enum chk_op op;
+	int relative;               /* baseline ... */
+	int neg;                    /* baseline - ... */
+	int pct;                    /* value is a percent */
+	double value;               /* bytes or a count, the unit applied (0 for
+	                               a bare baseline) */
+	uint64_t bytes;             /* the same, not a percent: rounded to an
+	                               integer, exact for an integer */
+	const char *value_text;     /* the value as written, in the text */
+};
+/* 0, or -1 with what is wrong in err ("unknown figure 'pek'; did you mean
+   'peak'?"), without the expression itself. */
+int check_expr_parse(const char *text, const struct chk_syntax *sx, struct chk_expr *e,
+		     char *err, size_t errlen);
 
 /* Memory kept on purpose: "leak:GLOB", matched on every frame's function,
    file (path or base name) and module (path or base name) with fnmatch. */
@@ -67,12 +105,21 @@ struct chk_result {
 	const struct sym_stack *st;
 	uint64_t site_bytes;
 	const char *what;           /* the figure in words: "peak reserved" */
-	char missing[96];           /* not "": the figure does not exist (why) */
+	char missing[512];          /* not "": the figure does not exist (why) */
 };
 
+/*
+ * The results: one per rule (or per device), then one failed result for
+ * each damage a trace of the run or of the baseline survived (its
+ * trace_warning(): records cut off, torn or missing), whose rule is
+ * damage[k] ("trace intact") and missing the warning: a gate never
+ * passes on lost data.
+ */
 struct chk_outcome {
 	struct chk_result *v;
 	int n, failed;
+	struct chk_rule *damage;
+	int ndamage;
 };
 
 /* A rule "name op value", e.g. "peak[rank:1] <= baseline + 5%". */
@@ -82,7 +129,9 @@ int check_supp_add(struct chk_rules *rs, const char *text, char *err, size_t err
 /* The rules and suppressions of an INI file (docs/check.md). */
 int check_rules_load(struct chk_rules *rs, const char *path, char *err, size_t errlen);
 void check_rules_free(struct chk_rules *rs);
-/* 1 when text reads as a rule (a name then an operator). */
+/* 1 when text looks like a rule, right or wrong (it has a comparison:
+   <, >, ==, != or a '=' beside a blank): to be parsed as one, not taken
+   for a file name. */
 int check_is_rule(const char *text);
 int check_has_relative(const struct chk_rules *rs);
 

@@ -36,6 +36,11 @@ const char *diff_figure_name(enum diff_figure f)
 	return f < DF_NFIGS ? fig_names[f] : NULL;
 }
 
+const char *diff_figure_word(enum diff_figure f)
+{
+	return f < DF_NFIGS ? fig_words[f] : NULL;
+}
+
 int diff_figure_parse(const char *word)
 {
 	for (int i = 0; i < DF_NFIGS; i++)

@@ -71,6 +71,8 @@ void diff_free(struct diff *d);
 
 /* "peak_reserved_bytes" ...: the JSON name of a figure */
 const char *diff_figure_name(enum diff_figure f);
+/* "peak", "allocated_peak" ...: the short --fail-if word of a figure */
+const char *diff_figure_word(enum diff_figure f);
 /* The figure named (JSON name or the short --fail-if word), or -1. */
 int diff_figure_parse(const char *word);
 

@@ -825,12 +825,19 @@ static int note_rec(struct trace *t, const struct trace_iter *it, const struct t
 		si->due_offset = UINT64_MAX;
 		si->due_time = rec->time_ns;
 		si->due_type = rec->type;
+		si->own_max_t = rec->time_ns;
+		si->fw = rec->type == MT_REC_FW_EVENT;
+		si->handed = rec->type == MT_REC_OWNER;
 	} else {
 		si = &t->slabinfo[t->nslabinfo - 1];
 		if (rec->time_ns < si->min_t)
 			si->min_t = rec->time_ns;
 		if (rec->time_ns > si->max_t)
 			si->max_t = rec->time_ns;
+		si->fw |= rec->type == MT_REC_FW_EVENT;
+		si->handed |= rec->type == MT_REC_OWNER;
+		if (!si->handed && rec->time_ns > si->own_max_t)
+			si->own_max_t = rec->time_ns;
 	}
 	if (si->due_offset == UINT64_MAX && orders_state(rec->type)) {
 		si->due_time = rec->time_ns;
@@ -1056,6 +1063,59 @@ static int check_all(struct trace *t, struct scan *sc)
 }
 
 /* Checks the header and every record of t, counting; frees t on failure. */
+struct slab_span { uint32_t tid; uint64_t min_t, max_t; };
+
+static int cmp_span(const void *x, const void *y)
+{
+	const struct slab_span *a = x, *b = y;
+
+	if (a->tid != b->tid)
+		return a->tid < b->tid ? -1 : 1;
+	return a->min_t < b->min_t ? -1 : a->min_t > b->min_t;
+}
+
+/*
+ * The slabs of one thread that overlap in time an earlier one of it: a
+ * thread writes one slab after the other, so two such slabs are one
+ * copied twice (its events would count twice) or a slab spliced in. Each
+ * slab counts with its first owner's records (the tid of its header), up
+ * to an OWNER record that handed its tail to a later thread (which may
+ * have the same tid again: tids are reused); a framework's slabs (FW
+ * events, batches of the past, under the tid of the thread that handed
+ * them over) are left out. 0, or -1 on ENOMEM.
+ */
+static int count_overlaps(struct trace *t)
+{
+	struct slab_span *v;
+	uint64_t end = 0;
+	size_t n = 0;
+
+	if (t->nslabinfo < 2)
+		return 0;
+	if (!(v = malloc(t->nslabinfo * sizeof(*v))))
+		return -1;
+	for (size_t i = 0; i < t->nslabinfo; i++) {
+		const struct trace_slab_info *si = &t->slabinfo[i];
+
+		if (si->fw)
+			continue;
+		v[n].tid = si->it.si.tid;
+		v[n].min_t = si->min_t;
+		v[n++].max_t = si->own_max_t;
+	}
+	qsort(v, n, sizeof(*v), cmp_span);
+	for (size_t i = 0; i < n; i++) {
+		if (i && v[i].tid == v[i - 1].tid && v[i].min_t < end) {
+			if (!t->stats.overlapping++)
+				t->stats.overlap_tid = v[i].tid;
+		}
+		if (!i || v[i].tid != v[i - 1].tid || v[i].max_t > end)
+			end = v[i].max_t;
+	}
+	free(v);
+	return 0;
+}
+
 static struct trace *validate(struct trace *t, char *err, size_t errlen)
 {
 	struct scan sc = { 0, err, errlen };
@@ -1095,6 +1155,9 @@ static struct trace *validate(struct trace *t, char *err, size_t errlen)
 	if (r < 0 || sort_fw_stacks(t, err, errlen) < 0)
 		return fail(t, EINVAL, NULL, 0, "");
 	t->stats.torn = sc.torn;
+	if (count_overlaps(t))
+		return fail(t, ENOMEM, err, errlen, "cannot read '%s': %s", t->path,
+			    strerror(ENOMEM));
 	if (t->size < t->header_size)
 		t->stats.cut_bytes = t->size;
 	else
@@ -1239,13 +1302,29 @@ int trace_warning(const struct trace *t, unsigned i, char *buf, size_t len)
 	}
 	if (t->stats.truncated && t->size < t->header_size && n++ == i) {
 		snprintf(buf, len, "'%s': truncated before the first slab (%llu of %u header bytes); "
-			 "no records", t->path, (unsigned long long)t->size, t->header_size);
+			 "holds no records: cut or never written", t->path,
+			 (unsigned long long)t->size, t->header_size);
 		return 0;
 	}
 	if (t->stats.truncated && t->size >= t->header_size && n++ == i) {
 		snprintf(buf, len, "'%s': truncated: the last slab has %llu of %u bytes; "
 			 "loaded the records before the cut", t->path,
 			 (unsigned long long)t->stats.cut_bytes, t->slab_size);
+		return 0;
+	}
+	if (t->stats.overlapping && n++ == i) {
+		snprintf(buf, len, "'%s': %llu slab%s of thread %u overlap%s an earlier one in time "
+			 "(a slab copied twice?): its events may count twice", t->path,
+			 (unsigned long long)t->stats.overlapping,
+			 t->stats.overlapping == 1 ? "" : "s", (unsigned)t->stats.overlap_tid,
+			 t->stats.overlapping == 1 ? "s" : "");
+		return 0;
+	}
+	/* cut right after its header, or its slabs zeroed: nothing to read,
+	   which a run that made a CUDA memory call never leaves (the recorder
+	   writes no trace for a process that made none) */
+	if (!t->stats.records && !(t->stats.truncated && t->size < t->header_size) && n++ == i) {
+		snprintf(buf, len, "'%s': holds no records: cut or never written", t->path);
 		return 0;
 	}
 	return -1;

@@ -67,6 +67,10 @@ struct trace_stats {
 	                           the file, when it ends before slab 0) */
 	uint64_t file_size;
 	uint64_t shm;           /* SHM records */
+	uint64_t overlapping;   /* slabs whose times overlap an earlier slab of
+	                           the same thread (a thread fills one slab at
+	                           a time: a slab copied twice, or spliced in) */
+	uint32_t overlap_tid;   /* the first thread with such slabs */
 	int64_t last_wall_ns;   /* the latest wall-clock time of a record (its
 	                           time_ns + start_wall_ns - start_mono_ns, as
 	                           a signed sum that wraps) or start_wall_ns,
@@ -143,6 +147,11 @@ struct trace_slab_info {
 	                           when the slab has none */
 	uint64_t due_offset;
 	uint8_t due_type;
+	uint8_t fw;             /* it holds FW_EVENT records: a framework's
+	                           batch, of times before it was written */
+	uint8_t handed;         /* an OWNER record handed its tail on */
+	uint64_t own_max_t;     /* the latest time of its first owner's records
+	                           (the header's tid), before any OWNER */
 };
 
 /* A piece of a long record: not NUL-terminated, may hold any byte. */
@@ -208,7 +217,9 @@ void trace_exit(const struct trace *t, struct trace_exit *e);
 /*
  * Warning number i (from 0) about damage the trace survived, e.g.
  * "'trace.bin': 1 torn record skipped (the process was killed while
- * writing)". Returns 0 and fills buf, or -1 when there is no warning i.
+ * writing)", "'trace.bin': holds no records: cut or never written". Each
+ * says records are missing: `memtrace check` fails on any of them.
+ * Returns 0 and fills buf, or -1 when there is no warning i.
  */
 int trace_warning(const struct trace *t, unsigned i, char *buf, size_t len);
 

@@ -186,7 +186,7 @@ static void process_line(FILE *f, const struct report *r, int i)
 	const struct analysis *a = r->a;
 	const struct sproc *p = stream_proc(a->s, i);
 	const struct an_proc *ap = &a->procs[i];
-	char tm[32];
+	char tm[32], warning[512];
 
 	fprintf(f, "  pid %-7" PRIu32 " ", rep_pid(a, i));
 	command(f, a, i);
@@ -221,6 +221,13 @@ static void process_line(FILE *f, const struct report *r, int i)
 		break;
 	}
 	putc('\n', f);
+	/* what the figures may lack or count twice, said where they are read */
+	for (unsigned w = 0; !trace_warning(p->t, w, warning, sizeof(warning)); w++)
+		fprintf(f, "      warning: %s\n", warning);
+	if (ap->unknown_frees)
+		fprintf(f, "      warning: %" PRIu64 " free%s of an address no traced allocation "
+			"holds (allocated before tracing began, or records lost)\n",
+			ap->unknown_frees, ap->unknown_frees == 1 ? "" : "s");
 }
 
 /* "rank 5 (pid 1005) on node00 dev 1" */

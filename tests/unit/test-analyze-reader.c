@@ -577,9 +577,17 @@ static void test_damage(void)
 		t = open_tb(&tb, HS + 4096 + 10, err, sizeof(err));
 		CHECK(t != NULL && trace_stats(t)->records == 1 && trace_stats(t)->slabs == 1);
 		trace_close(t);
-		/* a header and no slab at all: valid, empty */
+		/* a header and no slab at all: valid, but it holds no records,
+		   which the recorder never leaves: warned */
 		t = open_tb(&tb, HS, err, sizeof(err));
 		CHECK(t != NULL && trace_stats(t)->records == 0 && !trace_stats(t)->truncated);
+		if (t) {
+			CHECK(trace_warning(t, 0, err, sizeof(err)) == 0);
+			snprintf(want, sizeof(want), "'%s': holds no records: cut or never written",
+				 tmp_path());
+			CHECK_EQ_STR(err, want);
+			CHECK(trace_warning(t, 1, err, sizeof(err)) == -1);
+		}
 		trace_close(t);
 		/* only the 64-byte header: killed before the first slab existed */
 		t = open_tb(&tb, MT_FILE_HEADER_SIZE, err, sizeof(err));
@@ -587,8 +595,9 @@ static void test_damage(void)
 		if (t) {
 			CHECK(trace_warning(t, 0, err, sizeof(err)) == 0);
 			snprintf(want, sizeof(want), "'%s': truncated before the first slab (64 of 4096 "
-				 "header bytes); no records", tmp_path());
+				 "header bytes); holds no records: cut or never written", tmp_path());
 			CHECK_EQ_STR(err, want);
+			CHECK(trace_warning(t, 1, err, sizeof(err)) == -1);
 		}
 		trace_close(t);
 		free(tb.buf);
