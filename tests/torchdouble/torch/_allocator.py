@@ -27,8 +27,10 @@
 # Left out: private pools (CUDA graphs and their captures), the free-memory
 # callbacks registry (empty in PyTorch unless a library registers one), IPC,
 # peer access, release_lock_on_cudamalloc (parsed and reported, but the
-# lock is never dropped: the double's cudaMalloc is instant), the
-# cudaMallocAsync backend, max_non_split_rounding_mb (came after @001074d).
+# lock is never dropped: the double's cudaMalloc is instant),
+# max_non_split_rounding_mb (came after @001074d). The cudaMallocAsync
+# backend is torch/_async_allocator.py; which backend runs is decided at
+# import (backend_at_load_time below).
 # Events: a block used on another stream (record_stream) gets one event per
 # such stream at free(); the simulated GPU has no work in flight, so every
 # event counts as complete at the next process_events (the next malloc) or
