@@ -13,6 +13,7 @@ import sys
 import threading
 
 from . import _allocator
+from . import _async_allocator
 from ._allocator import OutOfMemoryError  # noqa: F401 (torch._C.OutOfMemoryError)
 
 _device_allocator = []
@@ -38,7 +39,13 @@ def _lazy_init_device():
         n = _allocator.device_count()
         if n == 0:
             raise RuntimeError("No CUDA GPUs are available")
-        _device_allocator.extend(_allocator.DeviceCachingAllocator(d) for d in range(n))
+        if _backend == "cudaMallocAsync":
+            # the configuration is parsed (and checked) at first use either way
+            _allocator.config()
+            _device_allocator.extend(_async_allocator.CudaMallocAsyncAllocator(d)
+                                     for d in range(n))
+        else:
+            _device_allocator.extend(_allocator.DeviceCachingAllocator(d) for d in range(n))
 
 
 def _allocator_for(device):
@@ -82,8 +89,15 @@ def _cuda_lazy_init():
     torch.cuda._lazy_init()
 
 
+# The backend is chosen once, when the library loads (import torch):
+# CUDACachingAllocator.cpp's BackendStaticInitializer reads the "backend"
+# option of the allocator settings (see _allocator.backend_at_load_time).
+_backend = _allocator.backend_at_load_time()
+
+
 def _cuda_getAllocatorBackend():
-    return "native"
+    """CUDACachingAllocator::get()->name(): "native" or "cudaMallocAsync"."""
+    return _backend
 
 
 def _cuda_emptyCache():
@@ -92,11 +106,21 @@ def _cuda_emptyCache():
 
 
 def _cuda_memoryStats(device):
-    return _allocator_for(device).stats.as_nested_dict()
+    da = _allocator_for(device)
+    if _backend == "cudaMallocAsync":
+        return da.get_device_stats()
+    return da.stats.as_nested_dict()
+
+
+def _cuda_resetPeakMemoryStats(device):
+    """CUDACachingAllocator::resetPeakStats(device)."""
+    _allocator_for(device).reset_peak_stats()
 
 
 def _cuda_attach_out_of_memory_observer(observer):
     _lazy_init_device()
+    if _backend == "cudaMallocAsync":
+        _device_allocator[0].attach_out_of_memory_observer(observer)
     for da in _device_allocator:
         da.oom_observers.append(observer)
 
@@ -130,6 +154,7 @@ def _record_history(enabled, context, stacks, max_entries, clear_history=False,
     _lazy_init_device()
     if record_cuda:
         for da in _device_allocator:
+            # cudaMallocAsync: RuntimeError ("does not yet support recordHistory")
             da.record_history_set(enabled is not None, max_entries, when, clear_history,
                                   skip_actions)
 
@@ -226,6 +251,10 @@ def _cuda_memorySnapshot(mempool_id=None):
     for 100,000 entries; 0: free), spent holding the device lock and the
     GIL. 2.1 has neither allocator_settings nor external_annotations."""
     global _snapshots_taken
+    if _backend == "cudaMallocAsync":
+        # CUDACachingAllocator::snapshot(): this backend refuses (RuntimeError)
+        _lazy_init_device()
+        _device_allocator[0].snapshot()
     _snapshots_taken += 1
     refit = _refit_ns(_snapshots_taken)
     cost = _allocator._env_number("TORCHDOUBLE_SNAPSHOT_US", 7.0)

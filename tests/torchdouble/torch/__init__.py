@@ -24,8 +24,9 @@
 #   max_memory_allocated, memory_reserved, max_memory_reserved,
 #   OutOfMemoryError, Stream, current_stream, default_stream, stream,
 #   set_stream, set_per_process_memory_fraction; Tensor.record_stream;
-#   torch.cuda.memory: get_allocator_backend ("native"),
-#   _record_memory_history, _snapshot, _dump_snapshot,
+#   reset_peak_memory_stats; torch.cuda.memory: get_allocator_backend
+#   ("native", or "cudaMallocAsync" with that backend), _record_memory_history,
+#   _snapshot, _dump_snapshot,
 #   _set_allocator_settings; torch._C:
 #   _cuda_attach_out_of_memory_observer and the _cuda_* entry points behind
 #   the above.
@@ -80,9 +81,23 @@
 #     (PYTORCH_ALLOC_CONF where that is unset, as 2.9+ reads it) and
 #     _set_allocator_settings: max_split_size_mb (> 20),
 #     garbage_collection_threshold, roundup_power2_divisions (one value or
-#     the [MiB:n,...,>:n] list), expandable_segments, backend (native only),
+#     the [MiB:n,...,>:n] list), expandable_segments, backend (checked
+#     against the one chosen at load time; cudaMallocAsync with another
+#     option warns that it ignores them),
 #     release_lock_on_cudamalloc, pinned_use_cuda_host_register,
 #     pinned_num_register_threads
+#   c10/cuda/CUDAMallocAsyncAllocator.cpp @0345947 - the cudaMallocAsync
+#     backend (backend:cudaMallocAsync, chosen when torch is imported, as
+#     CUDACachingAllocator.cpp's BackendStaticInitializer does), see
+#     torch/_async_allocator.py: each tensor one cudaMallocAsync of exactly
+#     its size on the current stream, its free one cudaFreeAsync (after
+#     record_stream, on a stream of its own that waits for the others);
+#     memory_stats() only allocated_bytes/active_bytes (the default pool's
+#     UsedMemCurrent/UsedMemHigh) and reserved_bytes (ReservedMemCurrent/
+#     ReservedMemHigh) of "all", every other figure 0, requested_bytes too;
+#     empty_cache() = cudaDeviceSynchronize + cudaMemPoolTrimTo(pool, 0);
+#     _record_memory_history, _snapshot and the OOM observer raise
+#     RuntimeError, as that backend does
 #   RingBuffer<TraceEntry> (same file): appends until max_entries, then
 #     overwrites the oldest; read oldest first; max_entries is 1 unless
 #     enabled="all"; disabling (enabled=None) or clear_history empties it.
@@ -95,7 +110,8 @@
 # torch/_C.py). Each entry costs _snapshot() TORCHDOUBLE_SNAPSHOT_US (7 us
 # by default, PR #172672's figure) with the GIL held.
 #
-# Not done: the cudaMallocAsync backend, CUDA graphs and private pools,
+# Not done: CUDA graphs and private pools (and graph capture with
+# cudaMallocAsync),
 # max_non_split_rounding_mb and the other options that came after @001074d,
 # the user_metadata, pool_id and compile_context fields of newer entries,
 # C++ frames, 2.1's clearing of the history when only the context changed

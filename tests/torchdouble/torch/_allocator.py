@@ -27,8 +27,10 @@
 # Left out: private pools (CUDA graphs and their captures), the free-memory
 # callbacks registry (empty in PyTorch unless a library registers one), IPC,
 # peer access, release_lock_on_cudamalloc (parsed and reported, but the
-# lock is never dropped: the double's cudaMalloc is instant), the
-# cudaMallocAsync backend, max_non_split_rounding_mb (came after @001074d).
+# lock is never dropped: the double's cudaMalloc is instant),
+# max_non_split_rounding_mb (came after @001074d). The cudaMallocAsync
+# backend is torch/_async_allocator.py; which backend runs is decided at
+# import (backend_at_load_time below).
 # Events: a block used on another stream (record_stream) gets one event per
 # such stream at free(); the simulated GPU has no work in flight, so every
 # event counts as complete at the next process_events (the next malloc) or
@@ -212,9 +214,13 @@ class AllocatorConfig:
             return
         self.last_allocator_settings = env
         config = self.lex_args(env)
+        used_cudaMallocAsync = False
+        used_native_specific_option = False
         i = 0
         while i < len(config):
             key = config[i]
+            if key != "backend":
+                used_native_specific_option = True
             if key == "max_split_size_mb":
                 self.consume_token(config, i + 1, ":")
                 i += 2
@@ -249,8 +255,20 @@ class AllocatorConfig:
                 if config[i] not in ("native", "cudaMallocAsync"):
                     raise RuntimeError("Unknown allocator backend, options are native and "
                                        "cudaMallocAsync")
-                if config[i] != "native":
-                    raise RuntimeError("the test double of torch has no cudaMallocAsync backend")
+                used_cudaMallocAsync = config[i] == "cudaMallocAsync"
+                if used_cudaMallocAsync:
+                    from . import _async_allocator
+                    version = _async_allocator.driver_version()
+                    if version < 11040:
+                        raise RuntimeError("backend:cudaMallocAsync requires CUDA runtime 11.4 "
+                                           "or newer, but cudaDriverGetVersion returned %d"
+                                           % version)
+                # the backend was chosen when the library loaded
+                # (backend_at_load_time); this only double-checks it
+                from . import _C
+                if config[i] != _C._cuda_getAllocatorBackend():
+                    raise RuntimeError("Allocator backend parsed at runtime != allocator "
+                                       "backend parsed at load time")
             elif key == "expandable_segments":
                 i, self.expandable_segments = self.parse_bool(config, i, key)
             elif key == "release_lock_on_cudamalloc":
@@ -275,6 +293,40 @@ class AllocatorConfig:
                 self.consume_token(config, i + 1, ",")
                 i += 1
             i += 1
+        if used_cudaMallocAsync and used_native_specific_option:
+            # TORCH_WARN, a UserWarning from Python
+            import warnings
+            warnings.warn("backend:cudaMallocAsync ignores max_split_size_mb,"
+                          "roundup_power2_divisions, and garbage_collect_threshold.")
+
+
+def _alloc_conf_env():
+    """The settings string of the environment, as config() reads it."""
+    env = os.environ.get("PYTORCH_CUDA_ALLOC_CONF")
+    if env is None and not TORCH21:
+        env = os.environ.get("PYTORCH_ALLOC_CONF")
+    return env
+
+
+def backend_at_load_time():
+    """BackendStaticInitializer::parseEnvForBackend of
+    c10/cuda/CUDACachingAllocator.cpp (the 2.3/2.4 line, as @001074d): at
+    load time, the settings split on blanks and commas, each option on
+    colons; the first "backend" whose value is cudaMallocAsync or native
+    decides, anything else is left to the configuration's checks, and
+    native is the default. (It reads PYTORCH_CUDA_ALLOC_CONF; the double
+    also reads PYTORCH_ALLOC_CONF where that is unset, as config() does.)"""
+    import re
+    env = _alloc_conf_env()
+    if env is not None:
+        for option in re.split(r"[\s,]+", env):
+            kv = re.split(r"[:]+", option)
+            if len(kv) >= 2 and kv[0] == "backend":
+                if kv[1] == "cudaMallocAsync":
+                    return "cudaMallocAsync"
+                if kv[1] == "native":
+                    return "native"
+    return "native"
 
 
 _config = None
@@ -291,10 +343,7 @@ def config():
     with _config_lock:
         if _config is None:
             c = AllocatorConfig()
-            env = os.environ.get("PYTORCH_CUDA_ALLOC_CONF")
-            if env is None and not TORCH21:
-                env = os.environ.get("PYTORCH_ALLOC_CONF")
-            c.parse_args(env)
+            c.parse_args(_alloc_conf_env())
             _config = c
         return _config
 
@@ -1317,6 +1366,16 @@ class CUDACachingAllocator:
             context = self.maybe_gather_context(ALL)
             with self.lock:
                 self.release_cached_blocks(context)
+
+        def reset_peak_stats(self):
+            """resetPeakStats: every statistic's peak set to its current
+            value (reset_peak), the oversize ones too."""
+            with self.lock:
+                for name in STAT_NAMES:
+                    for s in self.stats.arrays[name].values():
+                        s["peak"] = s["current"]
+                for s in (self.stats.oversize_allocations, self.stats.oversize_segments):
+                    s["peak"] = s["current"]
 
         def set_memory_fraction(self, fraction):
             _, device_total = mem_get_info()

@@ -12,6 +12,7 @@ from torch import _C
 
 __all__ = ["empty_cache", "memory_stats", "memory_stats_as_nested_dict", "memory_allocated",
            "max_memory_allocated", "memory_reserved", "max_memory_reserved",
+           "reset_peak_memory_stats",
            "get_allocator_backend", "set_per_process_memory_fraction"]
 
 
@@ -59,6 +60,13 @@ def memory_reserved(device=None):
 
 def max_memory_reserved(device=None):
     return memory_stats(device=device).get("reserved_bytes.all.peak", 0)
+
+
+def reset_peak_memory_stats(device=None):
+    """Every peak back to its current value (cudaMallocAsync: the pool's
+    ReservedMemHigh and UsedMemHigh reset by the driver)."""
+    device = torch.cuda._get_device_index(device, optional=True)
+    return _C._cuda_resetPeakMemoryStats(device)
 
 
 def set_per_process_memory_fraction(fraction, device=None):
