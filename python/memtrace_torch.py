@@ -771,7 +771,10 @@ class _State(object):
         self.write_checks(before, after)
         self.write_peaks(after)
         total_allocs = 0
-        for d, s in after.items():
+        # the counters read before the snapshot: every alloc they count is
+        # in it unless the ring lost it (the program's threads may allocate
+        # while the snapshot is converted: those are the next drain's)
+        for d, s in before.items():
             st = self.dev(d)
             total = int(s.get("allocation.all.allocated", 0))
             total_allocs += total

@@ -478,9 +478,7 @@ print(get(d, "peak_allocated", "allocated_bytes"), get(d, "peak_requested", "req
 async_peak() {
 	timeout -k 5 60 "$MT" dump "$1" 2>/dev/null | awk '
 	{ delete f; for (i = 2; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] } }
-	$1 == "alloc" && f["result"] == "0" && f["kind"] ~ /^async/ {
-		live[f["addr"]] = f["bytes"]; cur += f["bytes"]; if (cur > peak) peak = cur }
-	$1 == "free" && f["result"] ~ /^0/ && (f["addr"] in live) { cur -= live[f["addr"]]; delete live[f["addr"]] }
+	$1 == "pool" && f["used"] + 0 > peak { peak = f["used"] + 0 }
 	END { print peak + 0 }'
 }
 
