@@ -389,6 +389,59 @@ struct trace_bytes rep_command_arg(const struct analysis *a, int proc, int *argi
 	return out;
 }
 
+static const char *base(const char *p)
+{
+	const char *s = p ? strrchr(p, '/') : NULL;
+
+	return s ? s + 1 : p;
+}
+
+const char *rep_stack_name(char *buf, size_t len, const struct sym_stack *st, int nframes,
+			   int *folded)
+{
+	const struct sym_frame *m = rep_main_frame(st);
+	size_t o = 0;
+	int n = 0;
+
+	if (folded)
+		*folded = m ? (int)(m - st->frames) : 0;
+	if (!len)
+		return buf;
+	buf[0] = 0;
+	if (!m) {
+		snprintf(buf, len, "(no stack recorded)");
+		return buf;
+	}
+	for (int i = (int)(m - st->frames); i < st->nframes && n < nframes && o + 1 < len;
+	     i++, n++) {
+		const struct sym_frame *fr = &st->frames[i];
+		int w;
+
+		if (fr->function && fr->file)
+			w = snprintf(buf + o, len - o, "%s%s (%s:%d)", n ? " < " : "", fr->function,
+				     base(fr->file), fr->line);
+		else if (fr->function)
+			w = snprintf(buf + o, len - o, "%s%s (%s)", n ? " < " : "", fr->function,
+				     base(fr->module));
+		else
+			w = snprintf(buf + o, len - o, "%s%s+0x%" PRIx64, n ? " < " : "",
+				     fr->module[0] ? base(fr->module) : "?", fr->offset);
+		if (w < 0)
+			break;
+		o += (size_t)w < len - o ? (size_t)w : len - o - 1;
+		if (fr->inlined && o + 1 < len) {
+			w = snprintf(buf + o, len - o, " [inlined]");
+			o += w > 0 && (size_t)w < len - o ? (size_t)w : len - o - 1;
+		}
+	}
+	return buf;
+}
+
+const char *rep_site_name(char *buf, size_t len, const struct site *s, int *folded)
+{
+	return rep_stack_name(buf, len, s->st, s->name_frames, folded);
+}
+
 const struct sym_frame *rep_main_frame(const struct sym_stack *st)
 {
 	if (!st || !st->nframes)

@@ -110,5 +110,19 @@ uint32_t rep_pid(const struct analysis *a, int proc);
 struct trace_bytes rep_command_arg(const struct analysis *a, int proc, int *argi);
 /* the frame a person would look at first: the user's, else the first */
 const struct sym_frame *rep_main_frame(const struct sym_stack *st);
+/*
+ * The name of a call path, the one every view shows (docs/analysis.md,
+ * "Sites"): its frames from the main one (the user's) outward, nframes of
+ * them at most, each "function (file.c:12)" (the file's base name),
+ * "function (module.so)" without a line, or "module.so+0x1f" without a
+ * symbol (" [inlined]" after a frame inlined into the next), joined with
+ * " < "; "(no stack recorded)" without frames. Raw
+ * text: each view escapes it. *folded (may be NULL): the library frames
+ * inside the main one, which the name leaves out. Returns buf.
+ */
+const char *rep_stack_name(char *buf, size_t len, const struct sym_stack *st, int nframes,
+			   int *folded);
+/* A site's name: rep_stack_name with the site's name_frames. */
+const char *rep_site_name(char *buf, size_t len, const struct site *s, int *folded);
 
 #endif

@@ -8,6 +8,9 @@
  * one site. A hash of the keys keeps this linear in the number of stacks.
  * Sites are numbered in the order of their first stack, which is the order
  * of the run's first allocation at each (account.c numbers stacks so).
+ * Each site's name shows its frames from the main one outward: at least
+ * SITE_NAME_FRAMES, and as many as tell it from every other site (sites
+ * sorted by those frames: a site's neighbours share its longest prefix).
  */
 #define _GNU_SOURCE
 #include <inttypes.h>
@@ -15,6 +18,7 @@
 #include <string.h>
 
 #include "model/metrics.h"
+#include "model/report.h"
 #include "model/sites.h"
 
 static size_t frames_key(const struct sym_stack *st, char *buf, size_t len)
@@ -52,6 +56,87 @@ static uint64_t hash(const char *s, int dev, int caching)
 	for (; *s; s++)
 		h = (h ^ (unsigned char)*s) * 1099511628211ull;
 	return h;
+}
+
+/* The main frame's index (the user's, else the innermost), -1: none. */
+static int main_of(const struct sym_stack *st)
+{
+	const struct sym_frame *m = rep_main_frame(st);
+
+	return m ? (int)(m - st->frames) : -1;
+}
+
+static int cmp_frame(const struct sym_frame *x, const struct sym_frame *y)
+{
+	int c;
+
+	if (!x->function != !y->function)
+		return x->function ? 1 : -1;
+	if (x->function) {
+		if ((c = strcmp(x->function, y->function)))
+			return c;
+		if ((c = strcmp(x->file ? x->file : "", y->file ? y->file : "")))
+			return c;
+		return x->line < y->line ? -1 : x->line > y->line;
+	}
+	if ((c = strcmp(x->module, y->module)))
+		return c;
+	return x->offset < y->offset ? -1 : x->offset > y->offset;
+}
+
+/* Frames from the main frame that two stacks share. */
+static int shared(const struct sym_stack *a, const struct sym_stack *b)
+{
+	int ma = main_of(a), mb = main_of(b), k = 0;
+
+	if (ma < 0 || mb < 0)
+		return 0;
+	while (ma + k < a->nframes && mb + k < b->nframes &&
+	       !cmp_frame(&a->frames[ma + k], &b->frames[mb + k]))
+		k++;
+	return k;
+}
+
+static int cmp_named(const void *x, const void *y)
+{
+	const struct sym_stack *a = (*(const struct site *const *)x)->st;
+	const struct sym_stack *b = (*(const struct site *const *)y)->st;
+	int ma = main_of(a), mb = main_of(b);
+
+	if (ma < 0 || mb < 0)
+		return (ma >= 0) - (mb >= 0);
+	for (int k = 0;; k++) {
+		int c;
+
+		if (ma + k >= a->nframes || mb + k >= b->nframes)
+			return (ma + k < a->nframes) - (mb + k < b->nframes);
+		if ((c = cmp_frame(&a->frames[ma + k], &b->frames[mb + k])))
+			return c;
+	}
+}
+
+/* name_frames of every site. 0, or -1 when out of memory. */
+static int name_sites(struct sites *out)
+{
+	const struct site **v = malloc((out->n + 1) * sizeof(*v));
+
+	if (!v)
+		return -1;
+	for (uint32_t i = 0; i < out->n; i++)
+		v[i] = &out->v[i];
+	qsort(v, out->n, sizeof(*v), cmp_named);
+	for (uint32_t i = 0; i < out->n; i++) {
+		int k = 0, n;
+
+		if (i > 0 && (n = shared(v[i]->st, v[i - 1]->st)) > k)
+			k = n;
+		if (i + 1 < out->n && (n = shared(v[i]->st, v[i + 1]->st)) > k)
+			k = n;
+		k = k + 1 < SITE_NAME_FRAMES ? SITE_NAME_FRAMES : k + 1;
+		((struct site *)v[i])->name_frames = k > SITE_NAME_MAX ? SITE_NAME_MAX : k;
+	}
+	free(v);
+	return 0;
 }
 
 int sites_build(struct sites *out, const struct analysis *a, struct symbols *sy, char *err,
@@ -118,6 +203,8 @@ int sites_build(struct sites *out, const struct analysis *a, struct symbols *sy,
 	for (uint32_t i = 0; i < a->nsites; i++)
 		if (!i || m[i].site != m[i - 1].site || m[i].proc != m[i - 1].proc)
 			out->v[m[i].site].nprocs++;
+	if (name_sites(out))
+		goto nomem;
 	free(tab);
 	free(m);
 	return 0;

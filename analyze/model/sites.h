@@ -32,7 +32,13 @@ struct site {
 	int growing;                /* a stack of it passes the growth test */
 	int interrupted;            /* some of exit_bytes belong to a process
 	                               that did not exit cleanly */
+	int name_frames;            /* frames of its name (rep_site_name): at
+	                               least SITE_NAME_FRAMES, more when another
+	                               site's read the same that far */
 };
+
+#define SITE_NAME_FRAMES 3          /* frames a site's name shows at least */
+#define SITE_NAME_MAX 12            /* and at most */
 
 struct sites {
 	struct site *v;             /* v[id - 1] */

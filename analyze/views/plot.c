@@ -461,106 +461,22 @@ void plot_dev_title(const struct report *r, int di, char *buf, size_t len)
 	}
 }
 
-static int main_index(const struct sym_stack *st)
-{
-	const struct sym_frame *fr = rep_main_frame(st);
+#define PLOT_LABEL_MAX 100
 
-	return fr ? (int)(fr - st->frames) : -1;
-}
-
-static int same_frame(const struct sym_frame *x, const struct sym_frame *y)
-{
-	if (x->function || y->function)
-		return x->function && y->function && !strcmp(x->function, y->function) &&
-		       (x->file == y->file || (x->file && y->file && !strcmp(x->file, y->file))) &&
-		       x->line == y->line;
-	return !strcmp(x->module, y->module) && x->offset == y->offset;
-}
-
-/* How many frames outward from its main frame site i must show to differ
-   from site j: 1 when the main frames differ, 0 when no frame does. */
-static int frames_apart(const struct rep_list *l, int i, int j)
-{
-	const struct sym_stack *a = l->v[i].st, *b = l->v[j].st;
-	int ma = main_index(a), mb = main_index(b);
-
-	if (ma < 0 || mb < 0)
-		return ma != mb;
-	for (int k = 0; ma + k < a->nframes || mb + k < b->nframes; k++) {
-		if (ma + k >= a->nframes || mb + k >= b->nframes)
-			return k + 1;
-		if (!same_frame(&a->frames[ma + k], &b->frames[mb + k]))
-			return k + 1;
-	}
-	return 0;
-}
-
-static size_t frame_text(const struct sym_frame *fr, char *buf, size_t len)
-{
-	const char *file = fr->file ? strrchr(fr->file, '/') : NULL;
-	const char *mod = strrchr(fr->module, '/') ? strrchr(fr->module, '/') + 1 : fr->module;
-	int n;
-
-	file = file ? file + 1 : fr->file;
-	if (fr->function)
-		n = snprintf(buf, len, "%s (%s:%d)", fr->function, file ? file : "?", fr->line);
-	else
-		n = snprintf(buf, len, "%s+0x%" PRIx64, mod, fr->offset);
-	if (n < 0)
-		return 0;
-	return (size_t)n < len ? (size_t)n : len - 1;
-}
-
-/* A frame's text, at most max bytes: the end is kept (method and line). */
-static void put_frame(const struct sym_frame *fr, char *out, size_t *o, size_t len, size_t max)
-{
-	char b[512];
-	size_t n = frame_text(fr, b, sizeof(b)), from = 0;
-
-	if (n > max) {
-		from = n - max + 3;
-		for (const char *c = "..."; *c && *o + 1 < len; c++)
-			out[(*o)++] = *c;
-	}
-	for (size_t i = from; i < n && *o + 1 < len; i++)
-		out[(*o)++] = b[i];
-	out[*o] = 0;
-}
-
+/* A site's label: its name (rep_site_name, as every view), cut at the
+   end past what a chart's axis holds. */
 void plot_site_label(const struct rep_list *l, int i, char *buf, size_t len)
 {
-	const struct sym_stack *st = l->v[i].st;
-	int m = main_index(st), depth = 1;
-	size_t o = 0;
+	const struct rep_entry *e = &l->v[i];
 
 	if (!len)
 		return;
-	if (m < 0) {
-		snprintf(buf, len, "(no stack)");
-		return;
-	}
-	for (int j = 0; j < l->n; j++) {
-		int k = j != i ? frames_apart(l, i, j) : 1;
-
-		if (k > depth)
-			depth = k;
-	}
-	if (m + depth > st->nframes)
-		depth = st->nframes - m;
-	buf[0] = 0;
-	put_frame(&st->frames[m], buf, &o, len, depth > 1 ? 44 : 60);
-	if (depth > 2)
-		for (const char *c = " < ..."; *c && o + 1 < len; c++)
-			buf[o++] = *c;
-	if (depth > 1) {
-		for (const char *c = " < "; *c && o + 1 < len; c++)
-			buf[o++] = *c;
-		put_frame(&st->frames[m + depth - 1], buf, &o, len, 44);
-	}
-	buf[o] = 0;
-	for (char *c = buf; *c; c++)
-		if ((unsigned char)*c < 0x20 || *c == '"')
-			*c = ' ';
+	if (e->site)
+		rep_site_name(buf, len, e->site, NULL);
+	else
+		rep_stack_name(buf, len, e->st, SITE_NAME_FRAMES, NULL);
+	if (strlen(buf) > PLOT_LABEL_MAX && len > PLOT_LABEL_MAX)
+		strcpy(buf + PLOT_LABEL_MAX - 3, "...");
 }
 
 /* --- running gnuplot ----------------------------------------------------- */

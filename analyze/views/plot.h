@@ -58,8 +58,8 @@ int plot_device(const struct report *r, const struct plot_map *m, int di,
 int plot_gnuplot(const struct plot_out *o, const char *script, const char *const *args,
 		 char *err, size_t errlen);
 
-/* The label of a site in the sites plot: its main frame, then the first
-   frame outward that tells it apart from the other sites of list l. */
+/* The label of site i of list l in the sites plot: its name, as every
+   view shows it (rep_site_name), cut past 100 bytes. */
 void plot_site_label(const struct rep_list *l, int i, char *buf, size_t len);
 
 /* "leak (pid 1234), device 0" / "train.py (rank 1), device 1" /

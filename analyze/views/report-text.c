@@ -22,53 +22,24 @@ static const char *SZ(uint64_t v)
 	return rep_size(buf[i], sizeof(buf[i]), v);
 }
 
-static const char *base_name(const char *p)
-{
-	const char *s = p ? strrchr(p, '/') : NULL;
-
-	return s ? s + 1 : p;
-}
-
-static void frame(FILE *f, const struct sym_frame *fr)
-{
-	if (fr->function) {
-		rep_text_str(f, fr->function, strlen(fr->function));
-		if (fr->file)
-			fprintf(f, " (%s:%d)", base_name(fr->file), fr->line);
-		else
-			fprintf(f, " (%s)", base_name(fr->module));
-	} else {
-		fprintf(f, "%s+0x%" PRIx64, fr->module[0] ? base_name(fr->module) : "?", fr->offset);
-	}
-	if (fr->inlined)
-		fputs(" [inlined]", f);
-}
-
-/* The frames from the user's first one, up to max, joined with " < ". */
+/* A call path by its name (rep_stack_name: the one every view shows),
+   with the library frames it folds said. */
 static void chain(FILE *f, const struct sym_stack *st, int max)
 {
-	const struct sym_frame *m = rep_main_frame(st);
-	int start, n = 0;
+	char b[4096];
+	int folded;
 
-	if (!m) {
-		fputs("(no stack recorded)", f);
-		return;
-	}
-	start = (int)(m - st->frames);
-	for (int i = start; i < st->nframes && n < max; i++, n++) {
-		if (n)
-			fputs(" < ", f);
-		frame(f, &st->frames[i]);
-	}
-	if (start > 0)
-		fprintf(f, "  (+%d library frame%s inside)", start, start == 1 ? "" : "s");
+	rep_stack_name(b, sizeof(b), st, max, &folded);
+	rep_text_str(f, b, strlen(b));
+	if (folded > 0)
+		fprintf(f, "  (+%d library frame%s inside)", folded, folded == 1 ? "" : "s");
 }
 
 static void entry(FILE *f, const struct report *r, const struct rep_entry *e, const char *indent)
 {
 	fprintf(f, "%s%10s  %5" PRIu64 " alloc%s  ", indent, SZ(e->bytes), e->count,
 		e->count == 1 ? " " : "s");
-	chain(f, e->st, 3);
+	chain(f, e->st, e->site ? e->site->name_frames : SITE_NAME_FRAMES);
 	if (e->nprocs > 1)
 		fprintf(f, "  [%d processes]", e->nprocs);
 	if (e->caching)
@@ -451,10 +422,10 @@ static void failures(FILE *f, const struct report *r)
 			fprintf(f, "; %s free on the device after it", SZ(fl->free_after));
 		putc('\n', f);
 		for (int k = 0; k < fl->ntop; k++) {
-			const struct an_site *s = &a->sites[fl->top[k].site];
+			const struct site *s = site_of(&r->sites, fl->top[k].site);
 
 			fprintf(f, "      %s %10s  ", k ? "          " : "top holders", SZ(fl->top[k].bytes));
-			chain(f, sym_stack(r->sy, a->s, s->proc, s->stack), 2);
+			chain(f, s->st, s->name_frames);
 			putc('\n', f);
 		}
 	}
