@@ -50,6 +50,7 @@
 #include "model/framework.h"
 #include "model/live.h"
 #include "model/metrics.h"
+#include "model/sites.h"
 
 #define MAX_FRAMES 64
 
@@ -1357,6 +1358,104 @@ static enum fw_verdict verdict(const struct fw_oom *o)
 	return FW_FULL;
 }
 
+const char *fw_site_name(char *buf, size_t len, const struct analysis *a,
+			 const struct fw_site *s, int *folded)
+{
+	struct trace_fw_frame fr[MAX_FRAMES];
+	uint32_t nf = 0;
+	size_t o = 0;
+	int n = 0;
+
+	if (folded)
+		*folded = 0;
+	if (!len)
+		return buf;
+	if (s->stack)
+		nf = trace_fw_stack_frames(stream_proc(a->s, s->proc)->t, s->stack, fr, MAX_FRAMES);
+	if (nf > MAX_FRAMES)
+		nf = MAX_FRAMES;
+	if (!nf) {
+		snprintf(buf, len, "(no stack recorded)");
+		return buf;
+	}
+	if (folded)
+		*folded = s->main_frame;
+	buf[0] = 0;
+	for (uint32_t i = (uint32_t)s->main_frame; i < nf && n < s->name_frames && o + 1 < len;
+	     i++, n++) {
+		const char *b = fr[i].file;
+		int bl = (int)fr[i].file_len, w;
+
+		for (uint32_t k = 0; k < fr[i].file_len; k++)
+			if (fr[i].file[k] == '/') {
+				b = fr[i].file + k + 1;
+				bl = (int)(fr[i].file_len - k - 1);
+			}
+		w = snprintf(buf + o, len - o, "%s%.*s:%" PRIu32 " %.*s", n ? " < " : "", bl, b,
+			     fr[i].line, (int)fr[i].function_len, fr[i].function);
+		if (w < 0)
+			break;
+		o += (size_t)w < len - o ? (size_t)w : len - o - 1;
+	}
+	return buf;
+}
+
+/* The key of a tensor site from its main frame: the frames its name
+   shows, "file:line function|" each. */
+static const char *key_from_main(const struct fw_site *s)
+{
+	const char *k = s->key;
+
+	for (int i = 0; i < s->main_frame && k; i++) {
+		k = strchr(k, '|');
+		if (k)
+			k++;
+	}
+	return k ? k : "";
+}
+
+static int cmp_fw_named(const void *x, const void *y)
+{
+	return strcmp(key_from_main(*(const struct fw_site *const *)x),
+		      key_from_main(*(const struct fw_site *const *)y));
+}
+
+/* Frames the keys of two tensor sites share from their main frames. */
+static int fw_shared(const struct fw_site *a, const struct fw_site *b)
+{
+	const char *p = key_from_main(a), *q = key_from_main(b);
+	int n = 0;
+
+	for (; *p && *p == *q; p++, q++)
+		if (*p == '|')
+			n++;
+	return n;
+}
+
+/* name_frames of every tensor site, as sites.c does for CUDA-level ones. */
+static int fw_name_sites(struct fw_model *m)
+{
+	struct fw_site **v = malloc((m->nsites + 1) * sizeof(*v));
+
+	if (!v)
+		return -1;
+	for (uint32_t i = 0; i < m->nsites; i++)
+		v[i] = &m->sites[i];
+	qsort(v, m->nsites, sizeof(*v), cmp_fw_named);
+	for (uint32_t i = 0; i < m->nsites; i++) {
+		int k = 0, n;
+
+		if (i > 0 && (n = fw_shared(v[i], v[i - 1])) > k)
+			k = n;
+		if (i + 1 < m->nsites && (n = fw_shared(v[i], v[i + 1])) > k)
+			k = n;
+		k = k + 1 < SITE_NAME_FRAMES ? SITE_NAME_FRAMES : k + 1;
+		v[i]->name_frames = k > SITE_NAME_MAX ? SITE_NAME_MAX : k;
+	}
+	free(v);
+	return 0;
+}
+
 static int cmp_leak(const void *x, const void *y, void *ctx)
 {
 	const struct fw_site *s = ctx, *a = &s[*(const uint32_t *)x], *b = &s[*(const uint32_t *)y];
@@ -1481,6 +1580,8 @@ int fw_end(struct analysis *a)
 			m->leaks[m->nleaks++] = i;
 	}
 	qsort_r(m->leaks, m->nleaks, sizeof(*m->leaks), cmp_leak, m->sites);
+	if (fw_name_sites(m))
+		return -1;
 	notes(a, m);
 	return 0;
 }

@@ -153,6 +153,9 @@ struct fw_site {
 	uint32_t line;
 	int user;                   /* the main frame is in the user's code */
 	int main_frame;             /* its index among the frames */
+	int name_frames;            /* frames of its name (fw_site_name): at
+	                               least SITE_NAME_FRAMES, more when another
+	                               tensor site's read the same that far */
 	uint64_t allocs, bytes;     /* over the run */
 	uint64_t live, max;         /* live bytes now, and their highest */
 	struct an_site g;           /* for the growth test of leaks.c */
@@ -197,6 +200,17 @@ struct fw_model {
 int fw_record(struct analysis *a, const struct srec *r);
 int fw_end(struct analysis *a);
 void fw_free(struct fw_model *m);
+
+/*
+ * A tensor site's name, the one every view shows: its Python frames from
+ * the main one (the user's) outward, name_frames of them, each
+ * "file.py:12 function" (the file's base name), joined with " < ";
+ * "(no stack recorded)" without frames. Raw text: each view escapes it.
+ * *folded (may be NULL): the framework's frames inside the main one.
+ * Returns buf.
+ */
+const char *fw_site_name(char *buf, size_t len, const struct analysis *a,
+			 const struct fw_site *s, int *folded);
 
 /* "fragmentation", "cache held by another stream", ... */
 const char *fw_verdict_name(enum fw_verdict v);

@@ -462,40 +462,17 @@ static void shm(FILE *f, const struct report *r)
 
 /* --- framework: PyTorch (only when the traces hold FW records) ----------- */
 
-/* A tensor site's frames from its main one (the user's), "file:line
-   function", up to max, joined with " < ". */
-static void fw_chain(FILE *f, const struct report *r, const struct fw_site *s, int max)
+/* A tensor site by its name (fw_site_name, the one every view shows),
+   with the framework frames it folds said. */
+static void fw_chain(FILE *f, const struct report *r, const struct fw_site *s)
 {
-	struct trace_fw_frame fr[64];
-	uint32_t nf = 0;
-	int n = 0;
+	char b[4096];
+	int folded;
 
-	if (s->stack)
-		nf = trace_fw_stack_frames(stream_proc(r->a->s, s->proc)->t, s->stack, fr, 64);
-	if (nf > 64)
-		nf = 64;
-	if (!nf) {
-		fputs("(no stack recorded)", f);
-		return;
-	}
-	for (uint32_t i = (uint32_t)s->main_frame; i < nf && n < max; i++, n++) {
-		const char *b = fr[i].file;
-		size_t bl = fr[i].file_len;
-
-		for (size_t k = 0; k < fr[i].file_len; k++)
-			if (fr[i].file[k] == '/') {
-				b = fr[i].file + k + 1;
-				bl = fr[i].file_len - k - 1;
-			}
-		if (n)
-			fputs(" < ", f);
-		rep_text_str(f, b, bl);
-		fprintf(f, ":%" PRIu32 " ", fr[i].line);
-		rep_text_str(f, fr[i].function, fr[i].function_len);
-	}
-	if (s->main_frame > 0)
-		fprintf(f, "  (+%d framework frame%s inside)", s->main_frame,
-			s->main_frame == 1 ? "" : "s");
+	fw_site_name(b, sizeof(b), r->a, s, &folded);
+	rep_text_str(f, b, strlen(b));
+	if (folded > 0)
+		fprintf(f, "  (+%d framework frame%s inside)", folded, folded == 1 ? "" : "s");
 }
 
 static void fw_held_line(FILE *f, const struct report *r, const struct fw_held *h,
@@ -503,7 +480,7 @@ static void fw_held_line(FILE *f, const struct report *r, const struct fw_held *
 {
 	fprintf(f, "%s%10s  %5" PRIu64 " tensor%s  ", ind, SZ(h->bytes), h->count,
 		h->count == 1 ? " " : "s");
-	fw_chain(f, r, &r->a->fw->sites[h->site], 3);
+	fw_chain(f, r, &r->a->fw->sites[h->site]);
 	putc('\n', f);
 }
 
@@ -679,7 +656,7 @@ static void framework(FILE *f, const struct report *r)
 
 		fprintf(f, "    dev %-2d%10s  %5" PRIu64 " tensor%s  ", s->dev, SZ(s->exit_bytes),
 			s->exit_count, s->exit_count == 1 ? " " : "s");
-		fw_chain(f, r, s, 3);
+		fw_chain(f, r, s);
 		fprintf(f, "\n%14s%s%s%s (highest live %s)\n", "", s->exit_bytes ? "left at exit" : "",
 			s->exit_bytes && s->growing ? ", " : "", s->growing ? "growing" : "",
 			SZ(s->max));
