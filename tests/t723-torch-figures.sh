@@ -6,7 +6,8 @@
 # split) prints memory_stats() at its end, and the report's peaks of
 # allocated (allocated_bytes.all.peak), requested
 # (requested_bytes.all.peak) and reserved (reserved_bytes.all.peak) and its
-# figures at exit (with inactive_split_bytes) must be those exactly, with every drain's check of the
+# figures at exit (with inactive_split_bytes) must be those exactly, in the
+# JSON and in the database, with every drain's check of the
 # counters holding and nothing drifting:
 #   default, expandable_segments:True, max_split_size_mb:40,
 #   roundup_power2_divisions:4, record_stream on a side stream,
@@ -18,6 +19,7 @@
 # never a silent wrong answer.
 . "$(dirname "$0")/lib.sh"
 
+command -v sqlite3 >/dev/null || fail "no sqlite3 shell (scripts/install-deps.sh installs it)"
 TD=$ROOT/tests/torchdouble
 cd "$T" || exit 1
 
@@ -68,6 +70,10 @@ exact() {
 		fail "$1: the text does not say the checks held"
 	grep -q "^  checked: PyTorch's own peaks (memory_stats() at [^)]*): allocated .*: the same$" "$1.txt" ||
 		fail "$1: the text does not hold the peaks to PyTorch's: $(grep "own peaks" "$1.txt")"
+	# the database holds the same figures
+	db=$(sqlite3 "$1.bin.db" "SELECT (SELECT allocated FROM fw_device WHERE trace IS NULL AND moment = 'peak_allocated') || ' ' || (SELECT requested_bytes FROM fw_device WHERE trace IS NULL AND moment = 'peak_requested') || ' ' || (SELECT reserved FROM fw_device WHERE trace IS NULL AND moment = 'peak_reserved') || ' ' || (SELECT allocated || ' ' || requested_bytes || ' ' || reserved || ' ' || inactive_split FROM fw_device WHERE trace IS NULL AND moment = 'exit')")
+	expect_eq "$db" "$(sed -n 1p "$1.fig" | python3 -c 'import json, sys; f = json.load(sys.stdin); print(" ".join(str(f[k]) for k in ("allocated_peak", "requested_peak", "reserved_peak", "allocated", "requested", "reserved", "inactive_split")))')" \
+		"$1: the database's figures are PyTorch's"
 }
 
 run default "" "--sleep 25"
