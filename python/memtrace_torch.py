@@ -798,6 +798,16 @@ class _State(object):
         self.not_before = self.last_drain + cost_ns / 1e9 / self.budget
         return snap
 
+    def stamp(self):
+        """The time of a check or peaks event: the last drained event's, so
+        it stands right after it and later events keep their own times
+        (the trace's events of this thread never go back in time); now,
+        before any event was drained."""
+        if not self.last_ns:
+            import time
+            self.last_ns = time.clock_gettime_ns(time.CLOCK_MONOTONIC)
+        return self.last_ns
+
     def write_checks(self, before, after):
         """PyTorch's own counters, after the events just written, for the
         analyzer to compare with its figures: only for a device whose
@@ -813,7 +823,7 @@ class _State(object):
             if "requested_bytes.all.current" not in s:
                 continue
             buf = bytearray(self.fmt.size)
-            self.fmt.pack_into(buf, 0, _CHECK, d, self.last_ns,
+            self.fmt.pack_into(buf, 0, _CHECK, d, self.stamp(),
                                int(s.get("reserved_bytes.all.current", 0)),
                                int(s.get("allocated_bytes.all.current", 0)), 0,
                                int(s.get("requested_bytes.all.current", 0)), 0, 0)
@@ -833,10 +843,8 @@ class _State(object):
             if st.peaks == v or "allocated_bytes.all.peak" not in s:
                 continue
             st.peaks = v
-            import time
-            t = max(self.last_ns, time.clock_gettime_ns(time.CLOCK_MONOTONIC))
             buf = bytearray(self.fmt.size)
-            self.fmt.pack_into(buf, 0, _PEAKS, d, t, v[0], v[1], 0, v[2], 0, 0)
+            self.fmt.pack_into(buf, 0, _PEAKS, d, self.stamp(), v[0], v[1], 0, v[2], 0, 0)
             cbuf = (self.ctypes.c_char * len(buf)).from_buffer(buf)
             self.lib.events(cbuf, 1)
 
