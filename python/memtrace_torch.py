@@ -943,15 +943,17 @@ class _State(object):
                     continue
                 stats = self.read_stats()
                 if time.monotonic() < self.not_before:
-                    with self.lock:
-                        self.write_peaks(stats)     # cheap: exact peaks between drains
+                    if self.drains:
+                        with self.lock:
+                            self.write_peaks(stats)     # cheap: exact peaks between drains
                     continue
                 total = sum(int(s.get("allocation.all.allocated", 0)) for s in stats.values())
                 new = 3 * (total - self.allocs_at_drain)    # alloc, free_requested, free_completed
                 gap = time.monotonic() - self.last_drain
                 if new <= 0 or (2 * new < self.max_entries and gap < self.drain_s):
-                    with self.lock:
-                        self.write_peaks(stats)
+                    if self.drains:
+                        with self.lock:
+                            self.write_peaks(stats)
                     continue
                 if new > self.max_entries and self.drains:
                     self.lib.info([("framework", "torch"), ("budget_gap_s", "%.3f" % gap),

@@ -68,7 +68,7 @@ exact() {
 	sed -n 3p "$1.fig" | grep -q " dropped=0 " || fail "$1: events lost: $(sed -n 3p "$1.fig")"
 	grep -q "^  checked: allocated, requested and reserved equal PyTorch's own counters at " "$1.txt" ||
 		fail "$1: the text does not say the checks held"
-	grep -q "^  checked: PyTorch's own peaks (memory_stats() at [^)]*): allocated .*: the same$" "$1.txt" ||
+	grep -q "^  checked: PyTorch's own peaks (memory_stats(), read after [^)]*): allocated .*: the same$" "$1.txt" ||
 		fail "$1: the text does not hold the peaks to PyTorch's: $(grep "own peaks" "$1.txt")"
 	# the database holds the same figures
 	db=$(sqlite3 "$1.bin.db" "SELECT (SELECT allocated FROM fw_device WHERE trace IS NULL AND moment = 'peak_allocated') || ' ' || (SELECT requested_bytes FROM fw_device WHERE trace IS NULL AND moment = 'peak_requested') || ' ' || (SELECT reserved FROM fw_device WHERE trace IS NULL AND moment = 'peak_reserved') || ' ' || (SELECT allocated || ' ' || requested_bytes || ' ' || reserved || ' ' || inactive_split FROM fw_device WHERE trace IS NULL AND moment = 'exit')")
@@ -113,6 +113,6 @@ grep -q "^  note: [0-9]* framework events were lost before memtrace read them" s
 pt=$(python3 -c 'import json, sys; r = json.load(open("small.json"))["framework"]; d = [d for d in r["devices"] if d["pid"] is not None][0]["pytorch_peaks"]; print(json.dumps({"allocated_peak": d["allocated_bytes"], "requested_peak": d["requested_bytes"], "reserved_peak": d["reserved_bytes"]}, sort_keys=True))')
 expect_eq "$pt" "$(sed -n 1p small.fig | python3 -c 'import json, sys; f = json.load(sys.stdin); print(json.dumps({k: f[k] for k in ("allocated_peak", "requested_peak", "reserved_peak")}, sort_keys=True))')" \
 	"small: PyTorch's own peaks in the JSON"
-grep -q "^  warning: PyTorch's own peaks (memory_stats() at [^)]*): .*: memtrace's rebuilt peaks above differ" small.txt ||
+grep -q "^  warning: PyTorch's own peaks (memory_stats(), read after [^)]*): .*: memtrace's rebuilt peaks above differ" small.txt ||
 	fail "small: the text does not set PyTorch's peaks against the rebuilt ones"
 exit 0

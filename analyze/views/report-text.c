@@ -523,7 +523,7 @@ static void fw_torch_peaks(FILE *f, const struct report *r, const struct fw_dev 
 	same = p->torch_peak_allocated == d->peak_alloc.st.allocated &&
 	       p->torch_peak_requested == d->peak_req.st.requested &&
 	       p->torch_peak_reserved == d->peak_res.st.reserved;
-	fprintf(f, "%s%s PyTorch's own peaks (memory_stats() at %s): allocated %s, requested %s, "
+	fprintf(f, "%s%s PyTorch's own peaks (memory_stats(), read after %s): allocated %s, requested %s, "
 		"reserved %s%s\n", ind, same ? "checked:" : "warning:",
 		rep_time(tm, sizeof(tm), p->torch_peaks_t), SZ(p->torch_peak_allocated),
 		SZ(p->torch_peak_requested), SZ(p->torch_peak_reserved),
