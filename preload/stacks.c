@@ -53,6 +53,7 @@
 #include <libunwind.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -315,12 +316,8 @@ static __attribute__((noinline)) uint32_t capture_plain(struct mt_thread *t, int
 	return intern_native(t, (const uint64_t *)(buf + skip), n - skip, depth, &py);
 }
 
-uint32_t mt_stack_capture(struct mt_thread *t)
+static __attribute__((noinline)) uint32_t capture(struct mt_thread *t, int depth)
 {
-	int depth = mt_config.depth;
-
-	if (depth == 0 || table_init() != 0)
-		return 0;
 #ifdef CACHE
 	struct stack_cache *c = tcache;
 	uintptr_t sp;
@@ -382,6 +379,32 @@ uint32_t mt_stack_capture(struct mt_thread *t)
 #else
 	return capture_plain(t, depth);
 #endif
+}
+
+/* MEMTRACE_STACK_CHECK=1: the stack given, then the one unw_backtrace
+   gives from the same place; a difference is written as a note. */
+static __attribute__((noinline)) uint32_t capture_checked(struct mt_thread *t, int depth)
+{
+	static _Atomic unsigned notes;
+	uint32_t id = capture(t, depth), full = capture_plain(t, depth);
+	char text[96];
+
+	if (id != full && atomic_fetch_add(&notes, 1) < 1000) {
+		snprintf(text, sizeof text, "stack check: stack %u given, full unwind %u", id, full);
+		mt_note(t, text);
+	}
+	return id;
+}
+
+uint32_t mt_stack_capture(struct mt_thread *t)
+{
+	int depth = mt_config.depth;
+
+	if (depth == 0 || table_init() != 0)
+		return 0;
+	if (MT_UNLIKELY(mt_config.stack_check))
+		return capture_checked(t, depth);
+	return capture(t, depth);
 }
 
 void mt_stacks_fork_child(void)

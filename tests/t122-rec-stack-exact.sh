@@ -1,0 +1,43 @@
+#!/bin/sh
+# Every stack the recorder writes is the one a full unwind gives, on call
+# paths that fool an unwind cache (tests/clients/drv-stack-exact.c: alloca
+# and realigned frames behind one indirect call site, tail calls, longjmp,
+# swapcontext fibers, signal handlers, random recursion, threads reusing a
+# dead thread's stack). Twice: MEMTRACE_STACK_CHECK=1 unwinds each stack
+# again with unw_backtrace in the same run and notes any difference; and a
+# run with MEMTRACE_STACK_CACHE=0 makes the same stacks, frame for frame.
+. "$(dirname "$0")/lib.sh"
+
+MODES="alloca align tail longjmp fiber signal recursion threads"
+for m in $MODES; do
+	TRACE=$T/$m.bin MEMTRACE_STACK_CHECK=1 traced "$CLIENTS/drv-stack-exact" $m >"$T/out" 2>"$T/err" ||
+		fail "drv-stack-exact $m failed: $(cat "$T/err")"
+	"$MEMTRACE" dump "$T/$m.bin" >"$T/$m.dump" || fail "dump of $m failed"
+	bad=$(grep -c 'stack check' "$T/$m.dump")
+	expect_eq "$bad" 0 "$m: stacks that differ from a full unwind: $(grep -m3 'stack check' "$T/$m.dump")"
+	zero=$(grep -E '^(alloc|free) ' "$T/$m.dump" | grep -c 'stack=0 ')
+	expect_eq "$zero" 0 "$m: events without a stack"
+done
+
+norm() { # DUMP: each event's stack as module+offset frames, in event order
+	awk "$AWK_HEX"'
+	$1 == "module" { delete f; for (i = 2; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
+		n = split(f["path"], p, "/"); m++; lo[m] = hex(f["start"]); hi[m] = hex(f["end"]); name[m] = p[n] }
+	$1 == "stack" { split($2, kv, "="); t = ""
+		for (i = 4; i <= NF; i++) { x = hex($i); w = "?"
+			for (j = 1; j <= m; j++) if (x >= lo[j] && x < hi[j]) { w = name[j] "+" (x - lo[j]); break }
+			t = t " " w }
+		s[kv[2]] = t }
+	$1 == "alloc" || $1 == "free" { for (i = 2; i <= NF; i++) if ($i ~ /^stack=/) { split($i, kv, "="); print $1 s[kv[2]] } }' "$1"
+}
+TRACE=$T/on.bin traced "$CLIENTS/drv-stack-exact" all >/dev/null 2>&1 || fail "run with the cache failed"
+TRACE=$T/off.bin MEMTRACE_STACK_CACHE=0 traced "$CLIENTS/drv-stack-exact" all >/dev/null 2>&1 ||
+	fail "run without the cache failed"
+"$MEMTRACE" dump "$T/on.bin" >"$T/on.dump" && "$MEMTRACE" dump "$T/off.bin" >"$T/off.dump" || fail "dump failed"
+norm "$T/on.dump" >"$T/on"
+norm "$T/off.dump" >"$T/off"
+expect_eq "$(wc -l <"$T/on")" 736 "events of all modes"
+grep -q 'drv-stack-exact"*+' "$T/on" || fail "no frame in the client: $(head -3 "$T/on")"
+diff -u "$T/off" "$T/on" >"$T/diff" || fail "stacks differ from a full unwind: $(head -20 "$T/diff")"
+# The paths are told apart: callerA and callerB of each trap have stacks of their own.
+expect_eq "$(sort -u "$T/on" | wc -l)" "$(sort -u "$T/off" | wc -l)" "distinct stacks"
