@@ -49,7 +49,9 @@
  * with the table after fork (a generation). MEMTRACE_STACK_CACHE=0 turns
  * it off.
  */
+#define _GNU_SOURCE
 #define UNW_LOCAL_ONLY
+#include <dlfcn.h>
 #include <libunwind.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -77,46 +79,35 @@ static _Atomic size_t arena_used;
 static _Atomic uint32_t next_id = 1;
 static _Atomic uint32_t used_slots;
 
-#if defined(__x86_64__)
-#define CACHE 1
-#define CACHE_WAYS 8
-#define CACHE_PROBE 64              /* lookups per hit-rate check */
-#define CACHE_LATER 4               /* captures of a thread before its cache */
+#if defined(__x86_64__) && defined(DLFO_EH_SEGMENT_TYPE)
+#define WALK 1
+#define RULE_SLOTS (1u << 16)
+#define RULE_MAX_USED (RULE_SLOTS / 4 * 3)
+#define RULE_BUSY 1                 /* a key being filled in */
 
-struct cached {
-	uintptr_t sp;               /* stack pointer of the capture, 0: empty */
-	uint32_t gen, id;
-	int n;                      /* frames 0..n-1, own ones included */
-	int skip;                   /* own frames first */
-	int py;                     /* id is of a stack with Python frames */
-	uint64_t *ips, *slots;      /* n of each; slots[0] unused */
+/* How one frame is stepped, from the CFI row at its ip: what libunwind's
+   fast trace calls a standard frame. All zero: not known yet. */
+enum { R_NONE, R_STEP, R_LAST, R_OTHER };
+struct rule {
+	int32_t cfa_off;            /* CFA = (rsp or rbp) + cfa_off */
+	int16_t rbp_off;            /* caller's rbp at CFA + rbp_off */
+	uint8_t kind;               /* R_* */
+	uint8_t flags;              /* RULE_CFA_RSP, RULE_RBP_SAVED */
+};
+#define RULE_CFA_RSP 1
+#define RULE_RBP_SAVED 2
+
+struct rule_slot {
+	_Atomic uint64_t key;       /* 0 empty, RULE_BUSY, or the ip looked up */
+	_Atomic uint64_t rule;      /* a struct rule */
 };
 
-struct stack_cache {
-	struct cached e[CACHE_WAYS];
-	unsigned next;              /* way to replace */
-	unsigned lookups, hits;     /* since the last probe */
-	int off;                    /* filling stopped: lookups left to skip */
-	size_t bytes;               /* of the mapping */
-};
-
-static __thread struct stack_cache *tcache;
-static __thread unsigned plain_first;   /* captures before the cache */
-static int cache_on;
-static _Atomic uint32_t cache_gen;
-static pthread_key_t cache_key;
+static struct rule_slot *rules;
+static _Atomic uint32_t rules_used;
+static int (*find_object)(void *, struct dl_find_object *);
+static int walk_on;
+static void walk_init(void);
 #endif
-
-#ifdef CACHE
-static void cache_free(void *p)
-{
-	struct stack_cache *c = p;
-	if (c == tcache)
-		tcache = NULL;
-	munmap(c, c->bytes);
-}
-#endif
-
 static int table_init(void)
 {
 	static _Atomic int done;
@@ -141,12 +132,8 @@ static int table_init(void)
 		munmap(a, ARENA_BYTES);
 	} else {
 		arena = a;
-#ifdef CACHE
-		if (mt_config.stack_cache && pthread_key_create(&cache_key, cache_free) == 0) {
-			/* unw_step's own cache: per thread, no lock */
-			unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
-			cache_on = 1;
-		}
+#ifdef WALK
+		walk_init();
 #endif
 	}
 	atomic_store_explicit(&done, 1, memory_order_release);
@@ -236,75 +223,408 @@ static uint32_t intern_native(struct mt_thread *t, const uint64_t *ips, int n, i
 	return intern(t, ips, n);
 }
 
-#ifdef CACHE
-static struct stack_cache *cache_get(int depth)
-{
-	int frames = depth + SKIP_MAX;
-	size_t bytes = sizeof(struct stack_cache) + (size_t)CACHE_WAYS * 2 * (size_t)frames * sizeof(uint64_t);
-	struct stack_cache *c = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+#ifdef WALK
+/* --- CFI: the row of one ip, from the object's .eh_frame_hdr ------------ */
 
-	if (c == MAP_FAILED)
-		return NULL;
-	uint64_t *p = (uint64_t *)(c + 1);
-	for (int i = 0; i < CACHE_WAYS; i++, p += 2 * frames) {
-		c->e[i].ips = p;
-		c->e[i].slots = p + frames;
+struct cfi_row {
+	int cfa_reg;                /* DWARF number: 6 rbp, 7 rsp; -1: expression */
+	int64_t cfa_off;
+	int kind[3];                /* rbp, rsp, return address: CFI_* */
+	int64_t off[3];
+};
+enum { CFI_SAME, CFI_UNDEF, CFI_OFFSET, CFI_OTHER };
+#define CFI_STATES 8                /* DW_CFA_remember_state depth */
+
+static uint64_t uleb(const uint8_t **p, const uint8_t *end)
+{
+	uint64_t v = 0;
+	int shift = 0;
+	while (*p < end) {
+		uint8_t b = *(*p)++;
+		if (shift < 64)
+			v |= (uint64_t)(b & 0x7f) << shift;
+		shift += 7;
+		if (!(b & 0x80))
+			break;
 	}
-	c->bytes = bytes;
-	if (pthread_setspecific(cache_key, c) != 0) {
-		munmap(c, bytes);
-		return NULL;
-	}
-	return tcache = c;
+	return v;
 }
 
-/* Every frame's return address still where the entry found it: from
-   frame 2, the first whose slot is not below this function's stack. */
-static int cache_valid(const struct cached *e)
+static int64_t sleb(const uint8_t **p, const uint8_t *end)
 {
-	const uint64_t *ips = e->ips, *slots = e->slots;
-	int i = 2, n = e->n;
-
-	/* Four at a time, one branch each: the loads are independent. */
-	for (; i + 4 <= n; i += 4) {
-		uint64_t d = (*(const uint64_t *)(uintptr_t)slots[i] ^ ips[i]) |
-			     (*(const uint64_t *)(uintptr_t)slots[i + 1] ^ ips[i + 1]) |
-			     (*(const uint64_t *)(uintptr_t)slots[i + 2] ^ ips[i + 2]) |
-			     (*(const uint64_t *)(uintptr_t)slots[i + 3] ^ ips[i + 3]);
-		if (d)
-			return 0;
+	int64_t v = 0;
+	int shift = 0;
+	uint8_t b = 0;
+	while (*p < end) {
+		b = *(*p)++;
+		if (shift < 64)
+			v |= (int64_t)(b & 0x7f) << shift;
+		shift += 7;
+		if (!(b & 0x80))
+			break;
 	}
-	for (; i < n; i++)
-		if (*(const uint64_t *)(uintptr_t)slots[i] != ips[i])
-			return 0;
-	return 1;
+	if (shift < 64 && (b & 0x40))
+		v |= -((int64_t)1 << shift);
+	return v;
 }
 
-/* Unwind from here with unw_step into e, keeping where each return address
-   was read; 0 when a frame is not a plain call frame (do not cache). */
-static __attribute__((noinline)) int cache_walk(struct cached *e, int max)
+/* A pointer of encoding enc at *p (DW_EH_PE_*: absolute, pc-relative or
+   relative to data); -1 for what is not handled (indirect, aligned). */
+static int read_ptr(const uint8_t **p, const uint8_t *end, int enc, uintptr_t data, uintptr_t *out)
 {
-	unw_context_t uc;
-	unw_cursor_t cur;
-	unw_word_t ip, sp;
-	int n = 0, ok = 1, r;
+	const uint8_t *at = *p;
+	uintptr_t v;
 
-	if (unw_getcontext(&uc) != 0 || unw_init_local(&cur, &uc) != 0)
+	switch (enc & 0x0f) {
+	case 0x00: if (end - at < 8) return -1; memcpy(&v, at, 8); *p += 8; break;
+	case 0x01: v = (uintptr_t)uleb(p, end); break;
+	case 0x02: { uint16_t x; if (end - at < 2) return -1; memcpy(&x, at, 2); v = x; *p += 2; break; }
+	case 0x03: { uint32_t x; if (end - at < 4) return -1; memcpy(&x, at, 4); v = x; *p += 4; break; }
+	case 0x04: if (end - at < 8) return -1; memcpy(&v, at, 8); *p += 8; break;
+	case 0x09: v = (uintptr_t)sleb(p, end); break;
+	case 0x0a: { int16_t x; if (end - at < 2) return -1; memcpy(&x, at, 2); v = (uintptr_t)(intptr_t)x; *p += 2; break; }
+	case 0x0b: { int32_t x; if (end - at < 4) return -1; memcpy(&x, at, 4); v = (uintptr_t)(intptr_t)x; *p += 4; break; }
+	case 0x0c: if (end - at < 8) return -1; memcpy(&v, at, 8); *p += 8; break;
+	default: return -1;
+	}
+	switch (enc & 0x70) {
+	case 0x00: break;
+	case 0x10: v += (uintptr_t)at; break;
+	case 0x30: v += data; break;
+	default: return -1;
+	}
+	if (enc & 0x80)
 		return -1;
-	do {
-		if (unw_get_reg(&cur, UNW_REG_IP, &ip) != 0 || unw_get_reg(&cur, UNW_REG_SP, &sp) != 0)
+	*out = v;
+	return 0;
+}
+
+/* The FDE whose start is the last one at or below pc, by binary search of
+   the object's .eh_frame_hdr table (the caller checks its range). */
+static const uint8_t *find_fde(uintptr_t pc)
+{
+	struct dl_find_object fo;
+	const uint8_t *hdr, *p, *lim;
+	uintptr_t eh_frame, count;
+
+	if (find_object((void *)pc, &fo) != 0 || !(hdr = fo.dlfo_eh_frame))
+		return NULL;
+	p = hdr + 4;
+	lim = p + 16;   /* two pointers of 8 bytes at most */
+	if (hdr[0] != 1 || hdr[3] != 0x3b ||   /* sdata4 offsets from hdr: what ld writes */
+	    read_ptr(&p, lim, hdr[1], (uintptr_t)hdr, &eh_frame) != 0 ||
+	    read_ptr(&p, lim, hdr[2], (uintptr_t)hdr, &count) != 0 || count == 0)
+		return NULL;
+	const int32_t *table = (const int32_t *)(const void *)p;
+	size_t lo = 0, hi = count;
+	while (hi - lo > 1) {   /* the last entry whose start is <= pc */
+		size_t mid = lo + (hi - lo) / 2;
+		if ((uintptr_t)hdr + (intptr_t)table[2 * mid] <= pc)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	if ((uintptr_t)hdr + (intptr_t)table[2 * lo] > pc)
+		return NULL;
+	return hdr + table[2 * lo + 1];
+}
+
+struct cie {
+	uint64_t code_align;
+	int64_t data_align;
+	int fde_enc, z;
+	const uint8_t *insns, *end;
+};
+
+static int parse_cie(const uint8_t *c, struct cie *out)
+{
+	uint32_t len, id;
+	const uint8_t *p = c + 8, *end;
+	const char *aug;
+
+	memcpy(&len, c, 4);
+	memcpy(&id, c + 4, 4);
+	if (len == 0 || len == 0xffffffffu || id != 0)
+		return -1;
+	end = c + 4 + len;
+	int version = *p++;
+	if (version != 1 && version != 3)
+		return -1;
+	aug = (const char *)p;
+	while (p < end && *p)
+		p++;
+	if (p >= end)
+		return -1;
+	p++;
+	out->code_align = uleb(&p, end);
+	out->data_align = sleb(&p, end);
+	uint64_t ra = version == 1 ? *p++ : uleb(&p, end);
+	if (ra != 16)
+		return -1;
+	out->fde_enc = 0;
+	out->z = aug[0] == 'z';
+	if (out->z) {
+		uint64_t alen = uleb(&p, end);
+		const uint8_t *q = p;
+		if (alen > (uint64_t)(end - p))
 			return -1;
-		if (n > 0 && (unw_is_signal_frame(&cur) > 0 || sp < 8 || *(const uint64_t *)(sp - 8) != ip))
-			ok = 0;
-		e->ips[n] = ip;
-		e->slots[n] = sp - 8;
-		n++;
-	} while (n < max && (r = unw_step(&cur)) > 0);
-	e->n = n;
-	return ok;
+		for (const char *a = aug + 1; *a; a++) {
+			uintptr_t skip;
+			if (*a == 'R')
+				out->fde_enc = *q++;
+			else if (*a == 'L')
+				q++;
+			else if (*a == 'P') {
+				int enc = *q++;
+				if (read_ptr(&q, p + alen, enc & 0x7f, 0, &skip) != 0)
+					return -1;
+			} else
+				return -1;  /* 'S' (a signal frame) and anything new */
+		}
+		p += alen;
+	} else if (aug[0])
+		return -1;
+	out->insns = p;
+	out->end = end;
+	return 0;
+}
+
+static void set_rule(struct cfi_row *r, uint64_t reg, int kind, int64_t off)
+{
+	int i = reg == 6 ? 0 : reg == 7 ? 1 : reg == 16 ? 2 : -1;
+	if (i >= 0) {
+		r->kind[i] = kind;
+		r->off[i] = off;
+	}
+}
+
+/* Runs CFA instructions [p, end) up to the row of pc (loc: where they
+   start); init, the CIE's row, for DW_CFA_restore. -1: not understood. */
+static int run_cfa(const uint8_t *p, const uint8_t *end, const struct cie *ci, uintptr_t loc,
+		   uintptr_t pc, struct cfi_row *r, const struct cfi_row *init)
+{
+	struct cfi_row saved[CFI_STATES];
+	int nsaved = 0;
+
+	while (p < end) {
+		uint8_t op = *p++;
+		uint64_t reg, delta = 0;
+		int advance = 0;
+		switch (op >> 6) {
+		case 1: delta = (op & 0x3f) * ci->code_align; advance = 1; break;
+		case 2: reg = op & 0x3f; set_rule(r, reg, CFI_OFFSET, (int64_t)uleb(&p, end) * ci->data_align); continue;
+		case 3: reg = op & 0x3f;
+			if (!init)
+				return -1;
+			set_rule(r, reg, CFI_SAME, 0);
+			if (reg == 6 || reg == 7 || reg == 16) {
+				int i = reg == 6 ? 0 : reg == 7 ? 1 : 2;
+				r->kind[i] = init->kind[i];
+				r->off[i] = init->off[i];
+			}
+			continue;
+		}
+		if (!advance) {
+			switch (op) {
+			case 0x00: break;
+			case 0x01: {
+				uintptr_t to;
+				if (read_ptr(&p, end, ci->fde_enc, 0, &to) != 0)
+					return -1;
+				if (to > pc)
+					return 0;
+				loc = to;
+				break;
+			}
+			case 0x02: if (p + 1 > end) return -1; delta = *p++ * ci->code_align; advance = 1; break;
+			case 0x03: { uint16_t x; if (p + 2 > end) return -1; memcpy(&x, p, 2); p += 2;
+				delta = x * ci->code_align; advance = 1; break; }
+			case 0x04: { uint32_t x; if (p + 4 > end) return -1; memcpy(&x, p, 4); p += 4;
+				delta = x * ci->code_align; advance = 1; break; }
+			case 0x05: reg = uleb(&p, end); set_rule(r, reg, CFI_OFFSET, (int64_t)uleb(&p, end) * ci->data_align); break;
+			case 0x06: reg = uleb(&p, end);
+				if (!init)
+					return -1;
+				if (reg == 6 || reg == 7 || reg == 16) {
+					int i = reg == 6 ? 0 : reg == 7 ? 1 : 2;
+					r->kind[i] = init->kind[i];
+					r->off[i] = init->off[i];
+				}
+				break;
+			case 0x07: set_rule(r, uleb(&p, end), CFI_UNDEF, 0); break;
+			case 0x08: set_rule(r, uleb(&p, end), CFI_SAME, 0); break;
+			case 0x09: reg = uleb(&p, end); uleb(&p, end); set_rule(r, reg, CFI_OTHER, 0); break;
+			case 0x0a: if (nsaved == CFI_STATES) return -1; saved[nsaved++] = *r; break;
+			case 0x0b: {
+				if (nsaved == 0)
+					return -1;
+				/* The CFA is not part of the remembered rules in
+				   DWARF, but GCC and libunwind restore it too. */
+				*r = saved[--nsaved];
+				break;
+			}
+			case 0x0c: r->cfa_reg = (int)uleb(&p, end); r->cfa_off = (int64_t)uleb(&p, end); break;
+			case 0x0d: r->cfa_reg = (int)uleb(&p, end); break;
+			case 0x0e: r->cfa_off = (int64_t)uleb(&p, end); break;
+			case 0x0f: r->cfa_reg = -1; p += uleb(&p, end); break;
+			case 0x10: reg = uleb(&p, end); p += uleb(&p, end); set_rule(r, reg, CFI_OTHER, 0); break;
+			case 0x11: reg = uleb(&p, end); set_rule(r, reg, CFI_OFFSET, sleb(&p, end) * ci->data_align); break;
+			case 0x12: r->cfa_reg = (int)uleb(&p, end); r->cfa_off = sleb(&p, end) * ci->data_align; break;
+			case 0x13: r->cfa_off = sleb(&p, end) * ci->data_align; break;
+			case 0x14: reg = uleb(&p, end); uleb(&p, end); set_rule(r, reg, CFI_OTHER, 0); break;
+			case 0x15: reg = uleb(&p, end); sleb(&p, end); set_rule(r, reg, CFI_OTHER, 0); break;
+			case 0x16: reg = uleb(&p, end); p += uleb(&p, end); set_rule(r, reg, CFI_OTHER, 0); break;
+			case 0x2e: uleb(&p, end); break;
+			case 0x2f: reg = uleb(&p, end); set_rule(r, reg, CFI_OFFSET, -(int64_t)uleb(&p, end) * ci->data_align); break;
+			default: return -1;
+			}
+		}
+		if (advance) {
+			if (loc + delta > pc)
+				return 0;
+			loc += delta;
+		}
+	}
+	return p == end ? 0 : -1;
+}
+
+/* The rule of the frame at ip: R_STEP exactly where libunwind's fast trace
+   takes the frame as standard (CFA rsp- or rbp-based, return address at
+   CFA - 8, rbp unsaved or at a small offset from the CFA, rsp unsaved),
+   R_LAST where the return address is undefined (the outermost frame), and
+   R_OTHER for everything else (signal frames, DRAP and other expressions,
+   no CFI): those stacks are unwound by unw_backtrace. */
+static struct rule rule_of(uintptr_t ip)
+{
+	struct rule out = { 0, 0, R_OTHER, 0 };
+	const uint8_t *f = find_fde(ip), *p, *end;
+	struct cfi_row init, row;
+	struct cie ci;
+	uint32_t len, cie_off;
+	uintptr_t begin, range;
+
+	if (!f)
+		return out;
+	memcpy(&len, f, 4);
+	memcpy(&cie_off, f + 4, 4);
+	if (len == 0 || len == 0xffffffffu || cie_off == 0 || parse_cie(f + 4 - cie_off, &ci) != 0)
+		return out;
+	end = f + 4 + len;
+	p = f + 8;
+	if (read_ptr(&p, end, ci.fde_enc, 0, &begin) != 0 || read_ptr(&p, end, ci.fde_enc & 0x0f, 0, &range) != 0 ||
+	    ip < begin || ip - begin >= range)
+		return out;
+	if (ci.z)
+		p += uleb(&p, end);
+	memset(&init, 0, sizeof init);
+	init.cfa_reg = -1;
+	if (run_cfa(ci.insns, ci.end, &ci, 0, 0, &init, NULL) != 0)
+		return out;
+	row = init;
+	if (run_cfa(p, end, &ci, begin, ip, &row, &init) != 0)
+		return out;
+	if (row.kind[2] == CFI_UNDEF) {
+		out.kind = R_LAST;
+		return out;
+	}
+	if ((row.cfa_reg != 6 && row.cfa_reg != 7) || row.cfa_off <= -(1 << 28) || row.cfa_off >= (1 << 28) ||
+	    row.kind[2] != CFI_OFFSET || row.off[2] != -8 ||
+	    (row.kind[1] != CFI_SAME && row.kind[1] != CFI_UNDEF))
+		return out;
+	if (row.kind[0] == CFI_OFFSET) {
+		if (row.off[0] <= -(1 << 14) || row.off[0] >= (1 << 14) || row.off[0] == -1)
+			return out;
+		out.flags |= RULE_RBP_SAVED;
+		out.rbp_off = (int16_t)row.off[0];
+	} else if (row.kind[0] != CFI_SAME && row.kind[0] != CFI_UNDEF)
+		return out;
+	if (row.cfa_reg == 7)
+		out.flags |= RULE_CFA_RSP;
+	out.cfa_off = (int32_t)row.cfa_off;
+	out.kind = R_STEP;
+	return out;
+}
+
+static void walk_init(void)
+{
+	void *r;
+
+	if (!mt_config.stack_cache || !mt_real_dlsym ||
+	    !(find_object = (int (*)(void *, struct dl_find_object *))mt_real_dlsym(RTLD_DEFAULT, "_dl_find_object")))
+		return;
+	r = mmap(NULL, RULE_SLOTS * sizeof(struct rule_slot), PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (r == MAP_FAILED)
+		return;
+	rules = r;
+	walk_on = 1;
+}
+
+/* The rule of ip from the table, found and added on a miss; kind R_NONE
+   when the table is full (the caller unwinds with unw_backtrace). */
+static struct rule lookup(uintptr_t ip)
+{
+	uint32_t i = (uint32_t)((ip * 0x9e3779b97f4a7c15u) >> 40) & (RULE_SLOTS - 1);
+	union { uint64_t w; struct rule r; } u;
+
+	for (int probes = 0; probes < 64; probes++, i = (i + 1) & (RULE_SLOTS - 1)) {
+		uint64_t k = atomic_load_explicit(&rules[i].key, memory_order_acquire);
+		if (MT_LIKELY(k == ip)) {
+			u.w = atomic_load_explicit(&rules[i].rule, memory_order_relaxed);
+			return u.r;
+		}
+		if (k != 0)
+			continue;
+		u.r = rule_of(ip);
+		if (atomic_load_explicit(&rules_used, memory_order_relaxed) >= RULE_MAX_USED)
+			return u.r;
+		uint64_t zero = 0;
+		/* A slot taken by another thread meanwhile: probe on; one
+		   filled by a thread that found the same ip is a duplicate. */
+		if (atomic_compare_exchange_strong(&rules[i].key, &zero, RULE_BUSY)) {
+			atomic_fetch_add_explicit(&rules_used, 1, memory_order_relaxed);
+			atomic_store_explicit(&rules[i].rule, u.w, memory_order_relaxed);
+			atomic_store_explicit(&rules[i].key, ip, memory_order_release);
+			return u.r;
+		}
+	}
+	return rule_of(ip);
+}
+
+/* The return addresses from here, as unw_backtrace(ips, max) gives them;
+   -1 where a frame is not a standard one (the caller asks unw_backtrace). */
+static __attribute__((noinline)) int walk(uint64_t *ips, int max)
+{
+	uintptr_t ip, sp, rbp, cfa;
+	int n = 0;
+
+	__asm__ volatile("lea 0(%%rip), %0\n\tmov %%rsp, %1\n\tmov %%rbp, %2"
+			 : "=r"(ip), "=r"(sp), "=r"(rbp));
+	/* The first frame is this one, at ip itself; then return addresses,
+	   whose row is the call's (ip - 1), as libunwind looks them up. */
+	for (uintptr_t at = ip; n < max; at = ip - 1) {
+		struct rule r = lookup(at);
+		if (MT_UNLIKELY(r.kind != R_STEP)) {
+			if (r.kind == R_LAST)
+				break;
+			return -1;
+		}
+		cfa = (r.flags & RULE_CFA_RSP ? sp : rbp) + (intptr_t)r.cfa_off;
+		/* Stack only grows down to the frames below: anything else
+		   (another stack, a wrong rule) is left to unw_backtrace. */
+		if (MT_UNLIKELY(cfa <= sp || cfa - sp > (64u << 20)))
+			return -1;
+		ip = *(const uintptr_t *)(cfa - 8);
+		if (r.flags & RULE_RBP_SAVED)
+			rbp = *(const uintptr_t *)(cfa + (intptr_t)r.rbp_off);
+		sp = cfa;
+		if (ip < 0x4000)
+			break;
+		ips[n++] = ip;
+	}
+	return n;
 }
 #endif
-
 static __attribute__((noinline)) uint32_t capture_plain(struct mt_thread *t, int depth)
 {
 	void *buf[MT_MAX_DEPTH + SKIP_MAX];
@@ -318,69 +638,18 @@ static __attribute__((noinline)) uint32_t capture_plain(struct mt_thread *t, int
 
 static __attribute__((noinline)) uint32_t capture(struct mt_thread *t, int depth)
 {
-#ifdef CACHE
-	struct stack_cache *c = tcache;
-	uintptr_t sp;
-	uint32_t gen;
+#ifdef WALK
+	uint64_t ips[MT_MAX_DEPTH + SKIP_MAX];
+	int n, skip = 0, py;
 
-	/* A thread's first few stacks are unwound plainly: a short-lived
-	   thread does not pay for a cache it would not use. */
-	if (!cache_on || (!c && (++plain_first <= CACHE_LATER || !(c = cache_get(depth)))))
-		return capture_plain(t, depth);
-	__asm__ volatile("mov %%rsp, %0" : "=r"(sp));
-	gen = atomic_load_explicit(&cache_gen, memory_order_relaxed);
-	c->lookups++;
-	for (int i = 0; i < CACHE_WAYS; i++) {
-		struct cached *e = &c->e[i];
-		if (e->sp == sp && e->gen == gen && cache_valid(e)) {
-			uint64_t mixed[MT_MAX_DEPTH];
-			int m, py;
-			c->hits++;
-			/* Python frames change under the same native stack. */
-			if (mt_config.python && (m = mt_py_splice(t, e->ips + e->skip, e->n - e->skip, mixed, depth)) > 0)
-				return intern(t, mixed, m);
-			if (e->py)
-				return intern_native(t, e->ips + e->skip, e->n - e->skip, depth, &py);
-			return e->id;
-		}
+	if (MT_LIKELY(walk_on) && (n = walk(ips, depth + SKIP_MAX)) >= 0) {
+		while (skip < n && skip < SKIP_MAX && mt_is_own((const void *)(uintptr_t)ips[skip]))
+			skip++;
+		return intern_native(t, ips + skip, n - skip, depth, &py);
 	}
-	/* Mostly misses (every stack new): stop paying for the walk a while. */
-	if (c->off > 0) {
-		if (--c->off == 0)
-			c->lookups = c->hits = 0;
-		return capture_plain(t, depth);
-	}
-	if (c->lookups >= CACHE_PROBE) {
-		c->off = c->hits * 4 < c->lookups ? CACHE_PROBE * 16 : 0;
-		c->lookups = c->hits = 0;
-		if (c->off)
-			return capture_plain(t, depth);
-	}
-	struct cached *e = &c->e[c->next++ % CACHE_WAYS];
-	int skip = 0, py;
-	e->sp = 0;
-	int ok = cache_walk(e, depth + SKIP_MAX);
-	if (ok < 0)
-		return capture_plain(t, depth);
-	while (skip < e->n && skip < SKIP_MAX && mt_is_own((const void *)(uintptr_t)e->ips[skip]))
-		skip++;
-	uint32_t id = intern_native(t, e->ips + skip, e->n - skip, depth, &py);
-	/* Frames past the depth need no check: they are not in the stack. */
-	if (e->n > skip + depth)
-		e->n = skip + depth;
-	if (ok && skip > 0) {
-		e->skip = skip;
-		e->py = py;
-		e->id = id;
-		e->gen = gen;
-		e->sp = sp;
-	}
-	return id;
-#else
-	return capture_plain(t, depth);
 #endif
+	return capture_plain(t, depth);
 }
-
 /* MEMTRACE_STACK_CHECK=1: the stack given, then the one unw_backtrace
    gives from the same place; a difference is written as a note. */
 static __attribute__((noinline)) uint32_t capture_checked(struct mt_thread *t, int depth)
@@ -419,8 +688,5 @@ void mt_stacks_fork_child(void)
 	atomic_store(&arena_used, 0);
 	atomic_store(&used_slots, 0);
 	atomic_store(&next_id, 1);
-#ifdef CACHE
-	atomic_fetch_add(&cache_gen, 1);   /* the ids were the parent's */
-#endif
 	mt_py_fork_child();
 }
