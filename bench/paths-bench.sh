@@ -85,6 +85,6 @@ echo "$ROWS" | while IFS='|' read -r name th args; do
 		set +f
 	done
 	# shellcheck disable=SC2046
-	printf '| %s | %s ns | %s .. %s | %s ns | %s .. %s | %s ns | %s .. %s | %s ns |\n' "$(label "$name")" \
-		$(stats "$TMP/on") $(stats "$TMP/off") $(stats "$TMP/hk") $(stats "$TMP/base")
+	printf "| %s | %s ns | %s .. %s | %s ns | %s .. %s | %s ns | %s .. %s | %s ns |\n" "$(label "$name")" \
+		$(stats "$TMP/on") $(stats "$TMP/off") $(stats "$TMP/hk") $(stats "$TMP/base" | cut -d" " -f1)
 done

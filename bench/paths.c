@@ -23,7 +23,7 @@
 static long pairs;
 static int levels, pad, use_malloc, rand_order, recursive;
 static unsigned npaths;
-static void *volatile sink;
+static volatile int which;  /* node0 and node1 differ: not folded into one */
 
 static uint64_t cpu_ns(void)
 {
@@ -36,8 +36,9 @@ static uint64_t cpu_ns(void)
 static __attribute__((noinline)) void pair(void)
 {
 	if (use_malloc) {
-		sink = malloc(4096);
-		free(sink);
+		void *p = malloc(4096);
+		__asm__ volatile("" : : "r"(p) : "memory");
+		free(p);
 	} else {
 		CUdeviceptr p;
 		if (cuMemAlloc_v2(&p, 4096) != CUDA_SUCCESS || cuMemFree_v2(p) != CUDA_SUCCESS)
@@ -63,6 +64,7 @@ static void (*const nodes[2])(int, unsigned) = { node0, node1 };
 
 static __attribute__((noinline)) void node0(int level, unsigned path)
 {
+	which = 0;
 	if (level == levels)
 		padding(pad);
 	else
@@ -72,6 +74,7 @@ static __attribute__((noinline)) void node0(int level, unsigned path)
 
 static __attribute__((noinline)) void node1(int level, unsigned path)
 {
+	which = 1;
 	if (level == levels)
 		padding(pad);
 	else

@@ -545,24 +545,9 @@ static struct rule rule_of(uintptr_t ip)
 	return out;
 }
 
-static void walk_init(void)
-{
-	void *r;
-
-	if (!mt_config.stack_cache || !mt_real_dlsym ||
-	    !(find_object = (int (*)(void *, struct dl_find_object *))mt_real_dlsym(RTLD_DEFAULT, "_dl_find_object")))
-		return;
-	r = mmap(NULL, RULE_SLOTS * sizeof(struct rule_slot), PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (r == MAP_FAILED)
-		return;
-	rules = r;
-	walk_on = 1;
-}
-
 /* The rule of ip from the table, found and added on a miss; kind R_NONE
    when the table is full (the caller unwinds with unw_backtrace). */
-static struct rule lookup(uintptr_t ip)
+static struct rule lookup_shared(uintptr_t ip)
 {
 	uint32_t i = (uint32_t)((ip * 0x9e3779b97f4a7c15u) >> 40) & (RULE_SLOTS - 1);
 	union { uint64_t w; struct rule r; } u;
@@ -589,6 +574,28 @@ static struct rule lookup(uintptr_t ip)
 		}
 	}
 	return rule_of(ip);
+}
+
+/* The shared table is large (slots spread over 1 MiB): each thread keeps
+   its recent rules in a small direct-mapped one that stays in cache. */
+#define L0_SLOTS 512
+static __thread struct { uint64_t key, rule; } l0[L0_SLOTS];
+
+static inline struct rule lookup(uintptr_t ip)
+{
+	unsigned i = (unsigned)(ip ^ (ip >> 9)) & (L0_SLOTS - 1);
+	union { uint64_t w; struct rule r; } u;
+
+	if (MT_LIKELY(l0[i].key == ip)) {
+		u.w = l0[i].rule;
+		return u.r;
+	}
+	u.r = lookup_shared(ip);
+	if (u.r.kind != R_NONE) {
+		l0[i].key = ip;
+		l0[i].rule = u.w;
+	}
+	return u.r;
 }
 
 /* The return addresses from here, as unw_backtrace(ips, max) gives them;
@@ -624,6 +631,331 @@ static __attribute__((noinline)) int walk(uint64_t *ips, int max)
 	}
 	return n;
 }
+/* --- the per-thread memo of recent walks -------------------------------- */
+
+#define MEMO_WAYS 16
+#define MEMO_PROBE 64               /* captures per look at the reuse */
+#define MEMO_REST 1024              /* captures without it, reuse under half */
+#define MEMO_LATER 4                /* captures of a thread before its memo */
+#define MEMO_TRIES 4                /* walks checked against memory, at most */
+
+/* One walk: per step j, where the return address was read and what it was
+   (the next frame's ip), the CFA (the stack pointer after the step), where
+   rbp was read if the rule restores it, its value, whether a later step
+   used it (only those are checked), and which step's load rbp holds after
+   step j (-1: the register as the walk began). */
+struct memo_step {
+	uint64_t ra_addr, cfa, rbp_addr, rbp_val;
+	int32_t rbp_used, rbp_src;
+};
+
+struct memo {
+	uintptr_t sp;               /* the walk's own stack pointer, 0: empty */
+	uintptr_t rbp0;             /* rbp as the walk began, checked if used */
+	uint32_t gen, id;
+	int steps, n;               /* steps walked, frames recorded */
+	int skip, py, rbp0_used;
+	int full;                   /* the walk ended by itself, not at max */
+	uint64_t *ra;               /* per step: the word read (frames) */
+	struct memo_step *s;
+};
+
+struct memo_cache {
+	struct memo e[MEMO_WAYS];
+	unsigned next, last;
+	unsigned captures;          /* since the last look at the reuse */
+	unsigned long reused, steps;/* steps taken from the memo, all steps */
+	unsigned off;               /* captures left to walk without it */
+	size_t bytes;
+};
+
+static __thread struct memo_cache *tmemo;
+static __thread unsigned plain_first;
+static pthread_key_t memo_key;
+static int memo_on;
+static _Atomic uint32_t memo_gen;
+
+static void memo_free(void *p)
+{
+	struct memo_cache *c = p;
+	if (c == tmemo)
+		tmemo = NULL;
+	munmap(c, c->bytes);
+}
+
+static struct memo_cache *memo_get(int max)
+{
+	size_t per = (size_t)max * (sizeof(uint64_t) + sizeof(struct memo_step));
+	size_t bytes = sizeof(struct memo_cache) + MEMO_WAYS * per;
+	struct memo_cache *c = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (c == MAP_FAILED)
+		return NULL;
+	uint64_t *p = (uint64_t *)(c + 1);
+	for (int i = 0; i < MEMO_WAYS; i++) {
+		struct memo *e = &c->e[i];
+		e->ra = p;
+		e->s = (struct memo_step *)(p + max);
+		p = (uint64_t *)(e->s + max);
+	}
+	c->bytes = bytes;
+	if (pthread_setspecific(memo_key, c) != 0) {
+		munmap(c, bytes);
+		return NULL;
+	}
+	return tmemo = c;
+}
+
+/* Reuse under half of the steps walked (each stack new, or different
+   below its first frames): walk without the memo a while, it costs more
+   than it saves. */
+static void memo_count(struct memo_cache *c, int reused, int steps)
+{
+	c->reused += (unsigned)reused;
+	c->steps += (unsigned)steps;
+	if (++c->captures == MEMO_PROBE) {
+		if (c->reused * 2 < c->steps)
+			c->off = MEMO_REST;
+		c->captures = 0;
+		c->reused = c->steps = 0;
+	}
+}
+
+/* The first step of e whose reads differ from memory now (e->steps: none
+   does); *v, the word now at that step's return-address slot. A slot is
+   read only after every earlier one matched, so only where the walk
+   itself would read now. */
+static int memo_check(const struct memo *e, uintptr_t rbp0, uint64_t *v)
+{
+	int j = 0;
+
+	if (!(e->rbp0_used && e->rbp0 != rbp0))
+		for (; j < e->steps; j++) {
+			uint64_t w = *(const uint64_t *)(uintptr_t)e->s[j].ra_addr;
+			if (w != e->ra[j]) {
+				*v = w;
+				return j;
+			}
+			if (e->s[j].rbp_used && *(const uint64_t *)(uintptr_t)e->s[j].rbp_addr != e->s[j].rbp_val)
+				break;
+		}
+	if (j < e->steps)
+		*v = *(const uint64_t *)(uintptr_t)e->s[j].ra_addr;
+	return j;
+}
+
+/* Where m's walk, after step j (n frames; rbp, from step src, live),
+   stands where rc's stood after step q, the rest of rc's walk is m's if
+   rc's reads after q still hold: copied and checked, so only what m's own
+   walk would read is read. m's frame count, or -1 (walk on). */
+static int memo_splice(struct memo *m, int j, int n, int src, uintptr_t rbp, const struct memo *rc, int q, int max)
+{
+	int sb = rc->s[q].rbp_src, lim = rc->steps, x, y;
+	int used = sb < 0 ? rc->rbp0_used : rc->s[sb].rbp_used;
+
+	if (used && rbp != (sb < 0 ? rc->rbp0 : rc->s[sb].rbp_val))
+		return -1;
+	if (lim > q + 1 + (max - n))
+		lim = q + 1 + (max - n);    /* m stops at max frames */
+	else if (!rc->full)
+		return -1;                  /* rc stopped at max, m would not */
+	for (x = q + 1; x < lim; x++)
+		if (*(const uint64_t *)(uintptr_t)rc->s[x].ra_addr != rc->ra[x] ||
+		    (rc->s[x].rbp_used && *(const uint64_t *)(uintptr_t)rc->s[x].rbp_addr != rc->s[x].rbp_val))
+			return -1;
+	if (used) {
+		if (src < 0)
+			m->rbp0_used = 1;
+		else {
+			m->s[src].rbp_used = 1;
+			m->s[src].rbp_val = rbp;
+		}
+	}
+	for (x = q + 1, y = j + 1; x < lim; x++, y++) {
+		m->ra[y] = rc->ra[x];
+		m->s[y] = rc->s[x];
+		m->s[y].rbp_src = rc->s[x].rbp_src == sb ? src : rc->s[x].rbp_src + (j - q);
+		if (rc->ra[x] >= 0x4000)
+			n++;
+	}
+	m->steps = y;
+	m->n = n;
+	m->full = lim == rc->steps ? rc->full : 0;
+	return n;
+}
+
+/* Walks into m from step j (steps before j are m's already, checked
+   against memory), in the state ip, sp, rbp, src that step j starts in;
+   as walk(): m->n frames, or -1 to leave the stack to unw_backtrace. Once
+   it stands where rc stood (the same CFA and return address), it takes the
+   rest from rc if that still holds. */
+static int memo_walk(struct memo *m, int j, uintptr_t ip, uintptr_t sp, uintptr_t rbp, int src, int max,
+		     const struct memo *rc, int *walked)
+{
+	int n = j, q = 0, full = 1, j0 = j;
+
+	for (uintptr_t at = j == 0 ? ip : ip - 1;; at = ip - 1, j++) {
+		if (n >= max) {
+			full = 0;
+			break;
+		}
+		struct rule r = lookup(at);
+		if (MT_UNLIKELY(r.kind != R_STEP)) {
+			if (r.kind == R_LAST)
+				break;
+			return -1;
+		}
+		uintptr_t cfa;
+		if (r.flags & RULE_CFA_RSP)
+			cfa = sp + (intptr_t)r.cfa_off;
+		else {
+			cfa = rbp + (intptr_t)r.cfa_off;
+			if (src < 0)
+				m->rbp0_used = 1;
+			else if (!m->s[src].rbp_used) {
+				m->s[src].rbp_used = 1;
+				m->s[src].rbp_val = rbp;
+			}
+		}
+		if (MT_UNLIKELY(cfa <= sp || cfa - sp > (64u << 20)))
+			return -1;
+		m->s[j].ra_addr = cfa - 8;
+		ip = m->ra[j] = *(const uintptr_t *)(cfa - 8);
+		m->s[j].rbp_addr = 0;
+		m->s[j].rbp_used = 0;
+		if (r.flags & RULE_RBP_SAVED) {
+			m->s[j].rbp_addr = cfa + (intptr_t)r.rbp_off;
+			rbp = m->s[j].rbp_val = *(const uintptr_t *)(cfa + (intptr_t)r.rbp_off);
+			src = j;
+		}
+		m->s[j].rbp_src = src;
+		m->s[j].cfa = sp = cfa;
+		if (ip < 0x4000) {
+			j++;
+			break;
+		}
+		n++;
+		if (rc) {
+			while (q < rc->steps && rc->s[q].cfa < sp)
+				q++;
+			if (q < rc->steps && rc->s[q].cfa == sp && rc->ra[q] == ip) {
+				int k = memo_splice(m, j, n, src, rbp, rc, q, max);
+				if (k >= 0) {
+					*walked = j + 1 - j0;
+					return k;
+				}
+				rc = NULL;
+			}
+		}
+	}
+	m->steps = j;
+	m->n = n;
+	m->full = full;
+	*walked = j - j0;
+	return n;
+}
+
+/* The stack from here, from the memo when a recent walk's reads all hold
+   the same words now (the walk is a function of its start and of those
+   words, so it would give the same frames), or walked from the first step
+   that differs. -1: unw_backtrace's. */
+static __attribute__((noinline)) int64_t memo_capture(struct mt_thread *t, struct memo_cache *c, int depth)
+{
+	uintptr_t ip, sp, sp0, rbp;
+	uint32_t gen = atomic_load_explicit(&memo_gen, memory_order_relaxed);
+	struct memo *best = NULL;
+	int bestj = 0, max = depth + SKIP_MAX;
+	uint64_t v = 0, bestv = 0;
+
+	__asm__ volatile("lea 0(%%rip), %0\n\tmov %%rsp, %1\n\tmov %%rbp, %2"
+			 : "=r"(ip), "=r"(sp), "=r"(rbp));
+	sp0 = sp;
+	for (unsigned k = 0, tries = 0; k < MEMO_WAYS && tries < MEMO_TRIES; k++) {
+		struct memo *e = &c->e[(c->last + k) % MEMO_WAYS];
+		if (e->sp != sp || e->gen != gen)
+			continue;
+		/* Only a walk that reads what the best one read so far, and
+		   then the word there now, can be the one. */
+		if (best && (e->steps <= bestj || e->s[bestj].ra_addr != best->s[bestj].ra_addr || e->ra[bestj] != bestv))
+			continue;
+		tries++;
+		int j = memo_check(e, rbp, &v);
+		if (j == e->steps) {
+			memo_count(c, j, j);
+			uint64_t mixed[MT_MAX_DEPTH];
+			int m, py;
+			c->last = (unsigned)(e - c->e);
+			/* Python frames change under the same native stack. */
+			if (mt_config.python && (m = mt_py_splice(t, e->ra + e->skip, e->n - e->skip, mixed, depth)) > 0)
+				return intern(t, mixed, m);
+			if (e->py)
+				return intern_native(t, e->ra + e->skip, e->n - e->skip, depth, &py);
+			return e->id;
+		}
+		if (!best || j > bestj) {
+			best = e;
+			bestj = j;
+			bestv = v;
+		}
+	}
+	struct memo *rc = best ? best : &c->e[c->last % MEMO_WAYS];
+	unsigned w = c->next++ % MEMO_WAYS;
+	while (&c->e[w] == best || &c->e[w] == rc)
+		w = c->next++ % MEMO_WAYS;
+	struct memo *m = &c->e[w];
+	int src = -1, n, skip = 0, py;
+	m->sp = 0;
+	m->rbp0 = rbp;
+	m->rbp0_used = 0;
+	if (best && bestj > 0) {
+		/* The steps before bestj hold: start from there. */
+		memcpy(m->ra, best->ra, (size_t)bestj * sizeof(uint64_t));
+		memcpy(m->s, best->s, (size_t)bestj * sizeof(struct memo_step));
+		m->rbp0_used = best->rbp0_used;
+		ip = best->ra[bestj - 1];
+		sp = best->s[bestj - 1].cfa;
+		src = best->s[bestj - 1].rbp_src;
+		/* An rbp load no step used was not checked: read it again. */
+		if (src >= 0) {
+			rbp = *(const uint64_t *)(uintptr_t)m->s[src].rbp_addr;
+			m->s[src].rbp_val = rbp;
+		}
+	}
+	int walked;
+	if ((n = memo_walk(m, bestj, ip, sp, rbp, src, max, rc, &walked)) < 0) {
+		m->steps = 0;   /* half written: no walk to check or splice */
+		return -1;
+	}
+	memo_count(c, m->steps - walked, m->steps);
+	while (skip < n && skip < SKIP_MAX && mt_is_own((const void *)(uintptr_t)m->ra[skip]))
+		skip++;
+	uint32_t id = intern_native(t, m->ra + skip, n - skip, depth, &py);
+	if (skip > 0) {
+		m->skip = skip;
+		m->py = py;
+		m->id = id;
+		m->gen = gen;
+		m->sp = sp0;
+		c->last = w;
+	}
+	return id;
+}
+static void walk_init(void)
+{
+	void *r;
+
+	if (!mt_config.stack_cache || !mt_real_dlsym ||
+	    !(find_object = (int (*)(void *, struct dl_find_object *))mt_real_dlsym(RTLD_DEFAULT, "_dl_find_object")))
+		return;
+	r = mmap(NULL, RULE_SLOTS * sizeof(struct rule_slot), PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (r == MAP_FAILED)
+		return;
+	rules = r;
+	walk_on = 1;
+	memo_on = mt_config.stack_cache == 1 && pthread_key_create(&memo_key, memo_free) == 0;
+}
+
 #endif
 static __attribute__((noinline)) uint32_t capture_plain(struct mt_thread *t, int depth)
 {
@@ -642,10 +974,22 @@ static __attribute__((noinline)) uint32_t capture(struct mt_thread *t, int depth
 	uint64_t ips[MT_MAX_DEPTH + SKIP_MAX];
 	int n, skip = 0, py;
 
-	if (MT_LIKELY(walk_on) && (n = walk(ips, depth + SKIP_MAX)) >= 0) {
-		while (skip < n && skip < SKIP_MAX && mt_is_own((const void *)(uintptr_t)ips[skip]))
-			skip++;
-		return intern_native(t, ips + skip, n - skip, depth, &py);
+	if (MT_LIKELY(walk_on)) {
+		struct memo_cache *c = tmemo;
+		if (c && c->off) {
+			c->off--;
+			c = NULL;
+		} else if (memo_on && !c && ++plain_first > MEMO_LATER)
+			c = memo_get(depth + SKIP_MAX);
+		if (c) {
+			int64_t id = memo_capture(t, c, depth);
+			if (id >= 0)
+				return (uint32_t)id;
+		} else if ((n = walk(ips, depth + SKIP_MAX)) >= 0) {
+			while (skip < n && skip < SKIP_MAX && mt_is_own((const void *)(uintptr_t)ips[skip]))
+				skip++;
+			return intern_native(t, ips + skip, n - skip, depth, &py);
+		}
 	}
 #endif
 	return capture_plain(t, depth);
@@ -688,5 +1032,8 @@ void mt_stacks_fork_child(void)
 	atomic_store(&arena_used, 0);
 	atomic_store(&used_slots, 0);
 	atomic_store(&next_id, 1);
+#ifdef WALK
+	atomic_fetch_add(&memo_gen, 1);    /* the ids were the parent's */
+#endif
 	mt_py_fork_child();
 }
