@@ -592,8 +592,13 @@ static inline struct rule lookup(uintptr_t ip)
 	}
 	u.r = lookup_shared(ip);
 	if (u.r.kind != R_NONE) {
-		l0[i].key = ip;
+		/* A signal handler that allocates meanwhile sees no key or
+		   the key with its rule, never a key with another's rule. */
+		l0[i].key = 0;
+		atomic_signal_fence(memory_order_seq_cst);
 		l0[i].rule = u.w;
+		atomic_signal_fence(memory_order_seq_cst);
+		l0[i].key = ip;
 	}
 	return u.r;
 }
@@ -637,7 +642,6 @@ static __attribute__((noinline)) int walk(uint64_t *ips, int max)
 #define MEMO_PROBE 64               /* captures per look at the reuse */
 #define MEMO_REST 1024              /* captures without it, reuse under half */
 #define MEMO_LATER 4                /* captures of a thread before its memo */
-#define MEMO_TRIES 4                /* walks checked against memory, at most */
 
 /* One walk: per step j, where the return address was read and what it was
    (the next frame's ip), the CFA (the stack pointer after the step), where
@@ -649,6 +653,8 @@ struct memo_step {
 	int32_t rbp_used, rbp_src;
 };
 
+struct memo_read { uint64_t addr, val; };
+
 struct memo {
 	uintptr_t sp;               /* the walk's own stack pointer, 0: empty */
 	uintptr_t rbp0;             /* rbp as the walk began, checked if used */
@@ -658,6 +664,9 @@ struct memo {
 	int full;                   /* the walk ended by itself, not at max */
 	uint64_t *ra;               /* per step: the word read (frames) */
 	struct memo_step *s;
+	struct memo_read *rd;       /* the reads to check, in walk order */
+	uint16_t *rd_step;          /* the step of each */
+	int nrd;
 };
 
 struct memo_cache {
@@ -666,6 +675,7 @@ struct memo_cache {
 	unsigned captures;          /* since the last look at the reuse */
 	unsigned long reused, steps;/* steps taken from the memo, all steps */
 	unsigned off;               /* captures left to walk without it */
+	int busy;                   /* in memo_capture */
 	size_t bytes;
 };
 
@@ -685,7 +695,7 @@ static void memo_free(void *p)
 
 static struct memo_cache *memo_get(int max)
 {
-	size_t per = (size_t)max * (sizeof(uint64_t) + sizeof(struct memo_step));
+	size_t per = (size_t)max * (sizeof(uint64_t) + sizeof(struct memo_step) + 2 * sizeof(struct memo_read) + 8);
 	size_t bytes = sizeof(struct memo_cache) + MEMO_WAYS * per;
 	struct memo_cache *c = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
@@ -696,7 +706,9 @@ static struct memo_cache *memo_get(int max)
 		struct memo *e = &c->e[i];
 		e->ra = p;
 		e->s = (struct memo_step *)(p + max);
-		p = (uint64_t *)(e->s + max);
+		e->rd = (struct memo_read *)(e->s + max);
+		e->rd_step = (uint16_t *)(e->rd + 2 * max);
+		p = (uint64_t *)(e->rd_step + 4 * max);   /* 2 * max of them, 8 bytes a step */
 	}
 	c->bytes = bytes;
 	if (pthread_setspecific(memo_key, c) != 0) {
@@ -722,26 +734,38 @@ static void memo_count(struct memo_cache *c, int reused, int steps)
 }
 
 /* The first step of e whose reads differ from memory now (e->steps: none
-   does); *v, the word now at that step's return-address slot. A slot is
-   read only after every earlier one matched, so only where the walk
-   itself would read now. */
-static int memo_check(const struct memo *e, uintptr_t rbp0, uint64_t *v)
+   does). A word is read only after every earlier one matched, so only
+   where the walk itself would read now. */
+static int memo_check(const struct memo *e, uintptr_t rbp0)
 {
-	int j = 0;
+	int j = 0, k = 0;
 
-	if (!(e->rbp0_used && e->rbp0 != rbp0))
-		for (; j < e->steps; j++) {
-			uint64_t w = *(const uint64_t *)(uintptr_t)e->s[j].ra_addr;
-			if (w != e->ra[j]) {
-				*v = w;
-				return j;
-			}
-			if (e->s[j].rbp_used && *(const uint64_t *)(uintptr_t)e->s[j].rbp_addr != e->s[j].rbp_val)
+	if (!(e->rbp0_used && e->rbp0 != rbp0)) {
+		/* The addresses are known: the loads go at once. */
+		for (; k < e->nrd; k++)
+			if (*(const uint64_t *)(uintptr_t)e->rd[k].addr != e->rd[k].val)
 				break;
-		}
-	if (j < e->steps)
-		*v = *(const uint64_t *)(uintptr_t)e->s[j].ra_addr;
+		if (k == e->nrd)
+			return e->steps;
+		j = e->rd_step[k];
+	}
 	return j;
+}
+
+/* The reads of m's walk to check: every return address, and the rbp
+   loads a later step used. */
+static void memo_reads(struct memo *m)
+{
+	int k = 0;
+	for (int j = 0; j < m->steps; j++) {
+		m->rd[k] = (struct memo_read){ m->s[j].ra_addr, m->ra[j] };
+		m->rd_step[k++] = (uint16_t)j;
+		if (m->s[j].rbp_used) {
+			m->rd[k] = (struct memo_read){ m->s[j].rbp_addr, m->s[j].rbp_val };
+			m->rd_step[k++] = (uint16_t)j;
+		}
+	}
+	m->nrd = k;
 }
 
 /* Where m's walk, after step j (n frames; rbp, from step src, live),
@@ -865,38 +889,28 @@ static __attribute__((noinline)) int64_t memo_capture(struct mt_thread *t, struc
 	uint32_t gen = atomic_load_explicit(&memo_gen, memory_order_relaxed);
 	struct memo *best = NULL;
 	int bestj = 0, max = depth + SKIP_MAX;
-	uint64_t v = 0, bestv = 0;
 
 	__asm__ volatile("lea 0(%%rip), %0\n\tmov %%rsp, %1\n\tmov %%rbp, %2"
 			 : "=r"(ip), "=r"(sp), "=r"(rbp));
 	sp0 = sp;
-	for (unsigned k = 0, tries = 0; k < MEMO_WAYS && tries < MEMO_TRIES; k++) {
+	/* The latest walk from this stack pointer. Checking more than one
+	   costs more than it finds (measured: bench/PROFILES.md). */
+	for (unsigned k = 0; k < MEMO_WAYS && !best; k++) {
 		struct memo *e = &c->e[(c->last + k) % MEMO_WAYS];
-		if (e->sp != sp || e->gen != gen)
-			continue;
-		/* Only a walk that reads what the best one read so far, and
-		   then the word there now, can be the one. */
-		if (best && (e->steps <= bestj || e->s[bestj].ra_addr != best->s[bestj].ra_addr || e->ra[bestj] != bestv))
-			continue;
-		tries++;
-		int j = memo_check(e, rbp, &v);
-		if (j == e->steps) {
-			memo_count(c, j, j);
-			uint64_t mixed[MT_MAX_DEPTH];
-			int m, py;
-			c->last = (unsigned)(e - c->e);
-			/* Python frames change under the same native stack. */
-			if (mt_config.python && (m = mt_py_splice(t, e->ra + e->skip, e->n - e->skip, mixed, depth)) > 0)
-				return intern(t, mixed, m);
-			if (e->py)
-				return intern_native(t, e->ra + e->skip, e->n - e->skip, depth, &py);
-			return e->id;
-		}
-		if (!best || j > bestj) {
+		if (e->sp == sp && e->gen == gen)
 			best = e;
-			bestj = j;
-			bestv = v;
-		}
+	}
+	if (best && (bestj = memo_check(best, rbp)) == best->steps) {
+		uint64_t mixed[MT_MAX_DEPTH];
+		int m, py;
+		memo_count(c, bestj, bestj);
+		c->last = (unsigned)(best - c->e);
+		/* Python frames change under the same native stack. */
+		if (mt_config.python && (m = mt_py_splice(t, best->ra + best->skip, best->n - best->skip, mixed, depth)) > 0)
+			return intern(t, mixed, m);
+		if (best->py)
+			return intern_native(t, best->ra + best->skip, best->n - best->skip, depth, &py);
+		return best->id;
 	}
 	struct memo *rc = best ? best : &c->e[c->last % MEMO_WAYS];
 	unsigned w = c->next++ % MEMO_WAYS;
@@ -930,6 +944,7 @@ static __attribute__((noinline)) int64_t memo_capture(struct mt_thread *t, struc
 	while (skip < n && skip < SKIP_MAX && mt_is_own((const void *)(uintptr_t)m->ra[skip]))
 		skip++;
 	uint32_t id = intern_native(t, m->ra + skip, n - skip, depth, &py);
+	memo_reads(m);
 	if (skip > 0) {
 		m->skip = skip;
 		m->py = py;
@@ -976,13 +991,20 @@ static __attribute__((noinline)) uint32_t capture(struct mt_thread *t, int depth
 
 	if (MT_LIKELY(walk_on)) {
 		struct memo_cache *c = tmemo;
-		if (c && c->off) {
-			c->off--;
+		if (c && (c->off || c->busy)) {
+			/* c->busy: a signal handler's stack while the memo is
+			   half written; its walk leaves the memo alone. */
+			if (!c->busy)
+				c->off--;
 			c = NULL;
 		} else if (memo_on && !c && ++plain_first > MEMO_LATER)
 			c = memo_get(depth + SKIP_MAX);
 		if (c) {
+			c->busy = 1;
+			atomic_signal_fence(memory_order_seq_cst);
 			int64_t id = memo_capture(t, c, depth);
+			atomic_signal_fence(memory_order_seq_cst);
+			c->busy = 0;
 			if (id >= 0)
 				return (uint32_t)id;
 		} else if ((n = walk(ips, depth + SKIP_MAX)) >= 0) {
