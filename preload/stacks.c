@@ -140,15 +140,32 @@ static int table_init(void)
 	return 0;
 }
 
+/* Four lanes, so the multiplies of a deep stack overlap. */
 static uint64_t hash_ips(const uint64_t *ips, int n)
 {
-	uint64_t h = 0x9e3779b97f4a7c15u ^ (uint64_t)n;
-	for (int i = 0; i < n; i++) {
-		h ^= ips[i];
-		h *= 0xff51afd7ed558ccdu;
-		h ^= h >> 32;
+	const uint64_t k = 0xff51afd7ed558ccdu;
+	uint64_t h0 = 0x9e3779b97f4a7c15u ^ (uint64_t)n, h1 = 0xc2b2ae3d27d4eb4fu, h2 = 0x165667b19e3779f9u,
+		 h3 = 0x27d4eb2f165667c5u;
+	int i = 0;
+
+	for (; i + 4 <= n; i += 4) {
+		h0 = (h0 ^ ips[i]) * k;
+		h1 = (h1 ^ ips[i + 1]) * k;
+		h2 = (h2 ^ ips[i + 2]) * k;
+		h3 = (h3 ^ ips[i + 3]) * k;
+		h0 ^= h0 >> 32;
+		h1 ^= h1 >> 32;
+		h2 ^= h2 >> 32;
+		h3 ^= h3 >> 32;
 	}
-	return h;
+	for (; i < n; i++) {
+		h0 = (h0 ^ ips[i]) * k;
+		h0 ^= h0 >> 32;
+	}
+	uint64_t h = h0 ^ (h1 * 0x9e3779b97f4a7c15u) ^ (h2 * 0xc2b2ae3d27d4eb4fu) ^ (h3 * 0x165667b19e3779f9u);
+	h ^= h >> 29;
+	h *= k;
+	return h ^ (h >> 32);
 }
 
 static void write_stack(struct mt_thread *t, const struct stack_entry *e)
