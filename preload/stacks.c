@@ -2,9 +2,9 @@
  * stacks.c - native backtraces, interned: each distinct stack is written
  * once as an MT_REC_STACK record and events carry its id.
  *
- * How it works. libunwind's unw_backtrace walks the caller's frames with
- * its per-thread cache of unwind info. memtrace's own frames (the innermost
- * ones, inside this library) are dropped. The stack is hashed and looked up
+ * How it works. The caller's frames are walked (below), memtrace's own
+ * frames (the innermost ones, inside this library) are dropped. The stack
+ * is hashed and looked up
  * in a lock-free open-addressing table of pointers to immutable entries:
  * a miss builds the entry, id included, in a bump-allocated arena and
  * publishes it with a compare-and-swap into the empty slot; the thread whose
@@ -23,31 +23,46 @@
  * After fork the child starts with an empty table: its ids and stack
  * records belong to its own trace file.
  *
- * The unwind cache (x86-64). A program allocates from few call paths, so
- * each thread keeps its last CACHE_WAYS stacks, each with where every
- * frame's return address lives on the stack: frame i's ip was read from
- * slot[i] = its stack pointer - 8 (the CFA of frame i - 1). A capture reads
- * its own stack pointer; for each entry filled at the same stack pointer it
- * compares the words at slot[1..n] with ip[1..n] and, on a match, returns
- * the entry's id without unwinding or hashing. This is exactly the stack
- * unw_backtrace gives, by induction from frame 0 (this function: a fixed
- * frame, the same stack pointer): when frame i has the same ip and stack
- * pointer, its CFA is the same (the CFA of a return address is fixed by
- * the code and the stack pointer there), so frame i + 1's ip is read from
- * the same slot, which holds the same word. Two call paths reaching a leaf
- * through the same caller differ in some slot, so they are two stacks.
- * Where that premise fails, a frame whose stack pointer moves at run time
- * at the call (alloca, a variable-length array) could be taken for
- * another stack only if, besides, the old return address were still lying
- * in dead stack at its old slot. Signal frames (not return addresses) and
- * frames whose slot does not hold their ip are never cached. A miss walks
- * with unw_step (the stack pointers are needed), libunwind set to its
- * per-thread cache so no lock is taken; a thread whose lookups mostly miss
- * stops filling and unwinds with unw_backtrace as before. The cache is
- * mmap'ed on a thread's fifth capture (short-lived threads never pay for
- * it), unmapped when the thread exits (a pthread key), and its entries die
- * with the table after fork (a generation). MEMTRACE_STACK_CACHE=0 turns
- * it off.
+ * The walk (x86-64, glibc 2.35+). A stack is always exactly what
+ * unw_backtrace gives. The walk is libunwind's fast trace done here:
+ * from its own frame, each frame whose CFI row (at ip - 1 for a return
+ * address) says "CFA = rsp or rbp + k, return address at CFA - 8, rbp
+ * unsaved or at CFA + k', rsp unsaved" (a "standard" frame, in libunwind's
+ * words) steps to CFA, reads the return address and maybe rbp; a frame
+ * whose return address is undefined is the last. The rows come from the
+ * object's .eh_frame_hdr (found by _dl_find_object: lock-free and
+ * async-signal-safe), read by the small CFI interpreter below into one
+ * 8-byte rule per ip, kept in a shared insert-only table of 64 Ki rules and
+ * each thread's 512 most recent. Any other frame (signal frames, DRAP and
+ * other CFA expressions, code without CFI, a CFA that would not grow) makes
+ * the whole stack unw_backtrace's, so the two never differ where the rules
+ * are libunwind's and the rest is libunwind's by construction; t122 checks
+ * it (MEMTRACE_STACK_CHECK=1 unwinds every stack both ways and notes any
+ * difference). As with libunwind's own caches, rules are not dropped when
+ * a library is unloaded: code loaded later at the same address with other
+ * CFI would be walked by the old rules.
+ *
+ * The memo. The walk is a function of its start (this function's ip, its
+ * stack pointer and rbp) and of the words it reads: each return address,
+ * and each saved rbp that a later step uses as its CFA base (other loads
+ * of rbp are overwritten unread). So each thread keeps its last MEMO_WAYS
+ * walks with those reads, addresses and values. A capture takes the latest
+ * walk from the same stack pointer and checks its reads in order, each
+ * read only once every earlier one matched, so only where the walk itself
+ * would read: all match, and its frames and id are the answer without a
+ * walk or a hash. Otherwise the walk resumes at the first step that
+ * differs (its state before that step is the memo's), and once it stands
+ * where a recent walk stood (same CFA, same return address, the rbp that
+ * walk went on to use), the rest of that walk is checked the same way and
+ * taken. Nothing in it is a guess: a memo differs from the walk only if
+ * a word it read differs, and then it is not used. A thread whose memo
+ * gives back under half of its steps walks without it for MEMO_REST
+ * captures. The memo is mmap'ed on a thread's fifth capture (short-lived
+ * threads never pay for it), unmapped when the thread exits (a pthread
+ * key), and its ids die with the table after fork (a generation); a
+ * signal handler that allocates while the memo is being written walks
+ * without it. MEMTRACE_STACK_CACHE=0 gives every stack to unw_backtrace;
+ * 2 walks without the memo (for comparing).
  */
 #define _GNU_SOURCE
 #define UNW_LOCAL_ONLY

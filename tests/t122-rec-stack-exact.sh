@@ -41,3 +41,17 @@ grep -q 'drv-stack-exact"*+' "$T/on" || fail "no frame in the client: $(head -3 
 diff -u "$T/off" "$T/on" >"$T/diff" || fail "stacks differ from a full unwind: $(head -20 "$T/diff")"
 # The paths are told apart: callerA and callerB of each trap have stacks of their own.
 expect_eq "$(sort -u "$T/on" | wc -l)" "$(sort -u "$T/off" | wc -l)" "distinct stacks"
+
+# The bench's varied paths (bench/paths.c), checked the same way: the memo's
+# resumed and spliced walks on 16 and 1,024 random paths, random recursion,
+# a deep common tail, 8 threads.
+[ -x "$B/bench/paths" ] || skip "no $B/bench/paths (make tests-build)"
+for a in "1 3000 16 rand 0" "1 6000 1024 rand 0" "1 3000 rec rand 0" "1 2000 16 rand 50" "8 500 16 rand 0" "1 2000 4 seq 0"; do
+	rm -f "$T"/p*.bin
+	sim env LD_PRELOAD="$B/libmemtrace.so" MEMTRACE_OUTPUT="$T/p.bin" MEMTRACE_STACK_CHECK=1 "$B/bench/paths" $a \
+		>/dev/null 2>"$T/err" || fail "paths $a failed: $(cat "$T/err")"
+	"$MEMTRACE" dump "$T/p.bin" >"$T/p.dump" || fail "dump of paths $a failed"
+	expect_eq "$(grep -c 'stack check' "$T/p.dump")" 0 "paths $a: stacks that differ from a full unwind: $(grep -m3 'stack check' "$T/p.dump")"
+	set -- $a
+	expect_eq "$(grep -cE '^(alloc|free) ' "$T/p.dump")" $(($1 * $2 * 2)) "paths $a: events"
+done
