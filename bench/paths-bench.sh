@@ -1,9 +1,10 @@
 #!/bin/sh
 # bench/paths-bench.sh - the recorder's cost per event on varied call paths
 # (bench/paths.c) and on the repeated one (bench/alloc-loop.c), at
-# MEMTRACE_DEPTH=64: memtrace as it is, memtrace with MEMTRACE_STACK_CACHE=0
-# (every stack by unw_backtrace: the plain full unwind), and heaptrack on the
-# same client doing malloc/free. CPU ns per event: (traced - untraced) / 2
+# MEMTRACE_DEPTH=64: memtrace as it is, memtrace's walk without its memo
+# (MEMTRACE_STACK_CACHE=2), memtrace with MEMTRACE_STACK_CACHE=0 (every stack
+# by unw_backtrace: the plain full unwind), and heaptrack on the same client
+# doing malloc/free. CPU ns per event: (traced - untraced) / 2
 # per pair, untraced and each traced run interleaved in every round, median
 # of ROUNDS rounds (min .. max). Prints a markdown table; make bench calls it
 # from bench/run.sh.
@@ -55,13 +56,13 @@ run() { # threads client args... [malloc]: prints ns per pair
 	fi
 }
 
-echo "| client | memtrace, depth 64 | min .. max | cache off (unw_backtrace) | min .. max | heaptrack | min .. max | untraced pair |"
-echo "| --- | --- | --- | --- | --- | --- | --- | --- |"
+echo "| client | memtrace, depth 64 | min .. max | walk, no memo | min .. max | cache off (unw_backtrace) | min .. max | heaptrack | min .. max | untraced pair |"
+echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
 echo "$ROWS" | while IFS='|' read -r name th args; do
 	if [ "$FILTER" != "  " ]; then
 		case "$FILTER" in *" $name "*) ;; *) continue ;; esac
 	fi
-	: >"$TMP/on"; : >"$TMP/off"; : >"$TMP/hk"; : >"$TMP/base"
+	: >"$TMP/on"; : >"$TMP/walk"; : >"$TMP/off"; : >"$TMP/hk"; : >"$TMP/base"
 	r=0
 	while [ $r -lt "$ROUNDS" ]; do
 		r=$((r + 1))
@@ -69,11 +70,15 @@ echo "$ROWS" | while IFS='|' read -r name th args; do
 		plain=$(run "$th" $args)
 		on=$(PRE="env LD_PRELOAD=$B/libmemtrace.so MEMTRACE_OUTPUT=$TMP/t.bin MEMTRACE_DEPTH=64" run "$th" $args)
 		rm -f "$TMP"/t*.bin
+		walk=$(PRE="env LD_PRELOAD=$B/libmemtrace.so MEMTRACE_OUTPUT=$TMP/t.bin MEMTRACE_DEPTH=64 MEMTRACE_STACK_CACHE=2" \
+			run "$th" $args)
+		rm -f "$TMP"/t*.bin
 		off=$(PRE="env LD_PRELOAD=$B/libmemtrace.so MEMTRACE_OUTPUT=$TMP/t.bin MEMTRACE_DEPTH=64 MEMTRACE_STACK_CACHE=0" \
 			run "$th" $args)
 		rm -f "$TMP"/t*.bin
 		echo "$plain" >>"$TMP/base"
 		awk -v a="$plain" -v b="$on" 'BEGIN { printf "%.1f\n", (b - a) / 2 }' >>"$TMP/on"
+		awk -v a="$plain" -v b="$walk" 'BEGIN { printf "%.1f\n", (b - a) / 2 }' >>"$TMP/walk"
 		awk -v a="$plain" -v b="$off" 'BEGIN { printf "%.1f\n", (b - a) / 2 }' >>"$TMP/off"
 		if [ -n "$HEAPTRACK" ]; then
 			mplain=$(run "$th" $args malloc)
@@ -85,6 +90,6 @@ echo "$ROWS" | while IFS='|' read -r name th args; do
 		set +f
 	done
 	# shellcheck disable=SC2046
-	printf "| %s | %s ns | %s .. %s | %s ns | %s .. %s | %s ns | %s .. %s | %s ns |\n" "$(label "$name")" \
-		$(stats "$TMP/on") $(stats "$TMP/off") $(stats "$TMP/hk") $(stats "$TMP/base" | cut -d" " -f1)
+	printf "| %s | %s ns | %s .. %s | %s ns | %s .. %s | %s ns | %s .. %s | %s ns | %s .. %s | %s ns |\n" "$(label "$name")" \
+		$(stats "$TMP/on") $(stats "$TMP/walk") $(stats "$TMP/off") $(stats "$TMP/hk") $(stats "$TMP/base" | cut -d" " -f1)
 done
