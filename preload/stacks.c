@@ -846,9 +846,9 @@ static int memo_splice(struct memo *m, int j, int n, int src, uintptr_t rbp, con
    it stands where rc stood (the same CFA and return address), it takes the
    rest from rc if that still holds. */
 static int memo_walk(struct memo *m, int j, uintptr_t ip, uintptr_t sp, uintptr_t rbp, int src, int max,
-		     const struct memo *rc, int *walked)
+		     const struct memo *rc, const struct memo *rc2, int *walked)
 {
-	int n = j, q = 0, full = 1, j0 = j;
+	int n = j, q = 0, q2 = 0, full = 1, j0 = j;
 
 	for (uintptr_t at = j == 0 ? ip : ip - 1;; at = ip - 1, j++) {
 		if (n >= max) {
@@ -903,6 +903,18 @@ static int memo_walk(struct memo *m, int j, uintptr_t ip, uintptr_t sp, uintptr_
 				rc = NULL;
 			}
 		}
+		if (rc2) {
+			while (q2 < rc2->steps && rc2->s[q2].cfa < sp)
+				q2++;
+			if (q2 < rc2->steps && rc2->s[q2].cfa == sp && rc2->ra[q2] == ip) {
+				int k = memo_splice(m, j, n, src, rbp, rc2, q2, max);
+				if (k >= 0) {
+					*walked = j + 1 - j0;
+					return k;
+				}
+				rc2 = NULL;
+			}
+		}
 	}
 	m->steps = j;
 	m->n = n;
@@ -944,9 +956,11 @@ static __attribute__((noinline)) int64_t memo_capture(struct mt_thread *t, struc
 			return intern_native(t, best->ra + best->skip, best->n - best->skip, depth, &py);
 		return best->id;
 	}
-	struct memo *rc = best ? best : &c->e[c->last % MEMO_WAYS];
+	/* The latest walk of all (a free after its allocation: the same
+	   frames above the hook's) and the one checked. */
+	struct memo *rc = &c->e[c->last % MEMO_WAYS], *rc2 = best != rc ? best : NULL;
 	unsigned w = c->next++ % MEMO_WAYS;
-	while (&c->e[w] == best || &c->e[w] == rc)
+	while (&c->e[w] == rc || &c->e[w] == rc2)
 		w = c->next++ % MEMO_WAYS;
 	struct memo *m = &c->e[w];
 	int src = -1, n, skip = 0, py;
@@ -968,7 +982,7 @@ static __attribute__((noinline)) int64_t memo_capture(struct mt_thread *t, struc
 		}
 	}
 	int walked;
-	if ((n = memo_walk(m, bestj, ip, sp, rbp, src, max, rc, &walked)) < 0) {
+	if ((n = memo_walk(m, bestj, ip, sp, rbp, src, max, rc, rc2, &walked)) < 0) {
 		m->steps = 0;   /* half written: no walk to check or splice */
 		return -1;
 	}
