@@ -18,6 +18,12 @@ PAIRS=${PAIRS:-100000}
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 HEAPTRACK=$(command -v heaptrack || true)
+# The threads row on the driver stand-in without a global lock (as make
+# bench's thread rows): the simulator's lock would measure itself.
+STANDIN=$TMP/standin
+mkdir -p "$STANDIN"
+${CC:-cc} -O2 -shared -fPIC -fvisibility=hidden -Wl,-soname,libcuda.so.1 bench/standin/libcuda.c \
+	-o "$STANDIN/libcuda.so.1" 2>/dev/null || STANDIN=$SIM
 FILTER=" $* "
 
 stats() { sort -n "$1" | awk '{ v[NR] = $1 } END { if (NR) printf "%.0f %.0f %.0f", v[int((NR + 1) / 2)], v[1], v[NR]; else printf "n/a - -" }'; }
@@ -43,16 +49,18 @@ label() {
 	paths-1024) echo "1,024 paths, random order" ;;
 	recursion-1-64) echo "random recursion depth 1-64" ;;
 	paths-16-pad-50) echo "16 paths + 50 frames of padding (64-frame stacks)" ;;
-	threads-8x16) echo "8 threads x 16 paths" ;;
+	threads-8x16) echo "8 threads x 16 paths (driver stand-in)" ;;
 	esac
 }
 
 run() { # threads client args... [malloc]: prints ns per pair
 	th=$1 prog=$2; shift 2
+	lp=$SIM
+	[ "$th" -gt 1 ] && lp=$STANDIN
 	if [ "$prog" = alloc-loop ]; then
-		LD_LIBRARY_PATH=$SIM ${PRE:-} $B/bench/alloc-loop "$th" "$PAIRS" "$@"
+		LD_LIBRARY_PATH=$lp ${PRE:-} $B/bench/alloc-loop "$th" "$PAIRS" "$@"
 	else
-		LD_LIBRARY_PATH=$SIM ${PRE:-} $B/bench/paths "$th" "$PAIRS" "$@"
+		LD_LIBRARY_PATH=$lp ${PRE:-} $B/bench/paths "$th" "$PAIRS" "$@"
 	fi
 }
 
