@@ -112,7 +112,7 @@ echo "memtrace bench: $ROUNDS rounds of $PAIRS alloc/free pairs per thread" >&2
 	echo
 	echo "Stacks (preload/stacks.c): memtrace walks the frames itself with the rules of"
 	echo "their CFI (libunwind's fast trace, the same stacks as unw_backtrace), and each"
-	echo "thread keeps its last 16 walks with the words each read: a repeated path is"
+	echo "thread keeps its last 8 walks with the words each read: a repeated path is"
 	echo "checked word by word instead of walked and hashed, and a walk that differs"
 	echo "resumes where it differs and takes the rest of a recent walk once they meet"
 	echo "again. Frees keep their full stack: the analysis never reads a free's stack"

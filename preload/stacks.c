@@ -670,7 +670,7 @@ static __attribute__((noinline)) int walk(uint64_t *ips, int max)
 }
 /* --- the per-thread memo of recent walks -------------------------------- */
 
-#define MEMO_WAYS 16
+#define MEMO_WAYS 8
 #define MEMO_PROBE 64               /* captures per look at the reuse */
 #define MEMO_REST 1024              /* captures without it, reuse under half */
 #define MEMO_LATER 4                /* captures of a thread before its memo */
