@@ -578,7 +578,8 @@ static struct rule rule_of(uintptr_t ip)
 }
 
 /* The rule of ip from the table, found and added on a miss; kind R_NONE
-   when the table is full (the caller unwinds with unw_backtrace). */
+   when the table is full (the stack is left to unw_backtrace, whose own
+   cache grows). */
 static struct rule lookup_shared(uintptr_t ip)
 {
 	uint32_t i = (uint32_t)((ip * 0x9e3779b97f4a7c15u) >> 40) & (RULE_SLOTS - 1);
@@ -592,9 +593,9 @@ static struct rule lookup_shared(uintptr_t ip)
 		}
 		if (k != 0)
 			continue;
-		u.r = rule_of(ip);
 		if (atomic_load_explicit(&rules_used, memory_order_relaxed) >= RULE_MAX_USED)
-			return u.r;
+			break;
+		u.r = rule_of(ip);
 		uint64_t zero = 0;
 		/* A slot taken by another thread meanwhile: probe on; one
 		   filled by a thread that found the same ip is a duplicate. */
@@ -605,7 +606,7 @@ static struct rule lookup_shared(uintptr_t ip)
 			return u.r;
 		}
 	}
-	return rule_of(ip);
+	return (struct rule){ 0, 0, R_NONE, 0 };
 }
 
 /* The shared table is large (slots spread over 1 MiB): each thread keeps
