@@ -19,6 +19,12 @@ for m in $MODES; do
 	expect_eq "$zero" 0 "$m: events without a stack"
 done
 
+# The walk without the memo (MEMTRACE_STACK_CACHE=2), all modes at once.
+TRACE=$T/walk.bin MEMTRACE_STACK_CHECK=1 MEMTRACE_STACK_CACHE=2 traced "$CLIENTS/drv-stack-exact" all >/dev/null 2>"$T/err" ||
+	fail "drv-stack-exact all (no memo) failed: $(cat "$T/err")"
+"$MEMTRACE" dump "$T/walk.bin" >"$T/walk.dump" || fail "dump failed"
+expect_eq "$(grep -c 'stack check' "$T/walk.dump")" 0 "no memo: stacks that differ from a full unwind: $(grep -m3 'stack check' "$T/walk.dump")"
+
 norm() { # DUMP: each event's stack as module+offset frames, in event order
 	awk "$AWK_HEX"'
 	$1 == "module" { delete f; for (i = 2; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
