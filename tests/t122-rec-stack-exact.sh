@@ -3,9 +3,10 @@
 # paths that fool an unwind cache (tests/clients/drv-stack-exact.c: alloca
 # and realigned frames behind one indirect call site, tail calls, longjmp,
 # swapcontext fibers, signal handlers, random recursion, threads reusing a
-# dead thread's stack). Twice: MEMTRACE_STACK_CHECK=1 unwinds each stack
-# again with unw_backtrace in the same run and notes any difference; and a
-# run with MEMTRACE_STACK_CACHE=0 makes the same stacks, frame for frame.
+# dead thread's stack; also built at -O0 and with frame pointers; and the
+# bench's varied paths). MEMTRACE_STACK_CHECK=1 unwinds each stack again with
+# unw_backtrace in the same run and notes any difference; and a run with
+# MEMTRACE_STACK_CACHE=0 makes the same stacks, frame for frame.
 . "$(dirname "$0")/lib.sh"
 
 MODES="alloca align tail longjmp fiber signal recursion threads"
@@ -17,6 +18,15 @@ for m in $MODES; do
 	expect_eq "$bad" 0 "$m: stacks that differ from a full unwind: $(grep -m3 'stack check' "$T/$m.dump")"
 	zero=$(grep -E '^(alloc|free) ' "$T/$m.dump" | grep -c 'stack=0 ')
 	expect_eq "$zero" 0 "$m: events without a stack"
+done
+
+# The same client at -O0 (every frame rbp-based) and with frame pointers.
+for v in o0 fp; do
+	TRACE=$T/$v.bin MEMTRACE_STACK_CHECK=1 traced "$CLIENTS/drv-stack-exact-$v" all >/dev/null 2>"$T/err" ||
+		fail "drv-stack-exact-$v all failed: $(cat "$T/err")"
+	"$MEMTRACE" dump "$T/$v.bin" >"$T/$v.dump" || fail "dump failed"
+	expect_eq "$(grep -c 'stack check' "$T/$v.dump")" 0 "$v: stacks that differ from a full unwind: $(grep -m3 'stack check' "$T/$v.dump")"
+	expect_eq "$(grep -cE '^(alloc|free) ' "$T/$v.dump")" 736 "$v: events"
 done
 
 # The walk without the memo (MEMTRACE_STACK_CACHE=2), all modes at once.
