@@ -110,15 +110,14 @@ echo "memtrace bench: $ROUNDS rounds of $PAIRS alloc/free pairs per thread" >&2
 	echo "MEMTRACE_DEPTH=D] build/bench/alloc-loop 1 $PAIRS FRAMES\`; heaptrack:"
 	echo "\`heaptrack -o FILE build/bench/alloc-loop 1 $PAIRS FRAMES malloc\`."
 	echo
-	echo "Stacks: each thread keeps its last 8 stacks with the stack slots their return"
-	echo "addresses were read from (preload/stacks.c); a repeated call path is checked"
-	echo "slot by slot (under a nanosecond a frame) instead of unwound (about 10 ns a"
-	echo "frame) and hashed. On the stand-in driver, one thread, 7 rounds of 200,000"
-	echo "pairs, medians, on 2026-12-03: 84 / 225 / 690 ns per event at 0 / 5 / 64 frames"
-	echo "before the cache, 86 / 94 / 94 ns with it. Frees keep their full stack: the"
-	echo "analysis never reads a free's stack (peaks, leaks and failures take the"
-	echo "allocation's), but the database keeps it (allocs.free_stack), and with the cache it"
-	echo "costs the check only."
+	echo "Stacks (preload/stacks.c): memtrace walks the frames itself with the rules of"
+	echo "their CFI (libunwind's fast trace, the same stacks as unw_backtrace), and each"
+	echo "thread keeps its last 8 walks with the words each read: a repeated path is"
+	echo "checked word by word instead of walked and hashed, and a walk that differs"
+	echo "resumes where it differs and takes the rest of a recent walk once they meet"
+	echo "again. Frees keep their full stack: the analysis never reads a free's stack"
+	echo "(peaks, leaks and failures take the allocation's), but the database keeps it"
+	echo "(allocs.free_stack). Varied call paths: the next section."
 	echo
 	echo "Without a stack (perf on the stand-in, one thread, format 1 records): about 40%"
 	echo "of the traced CPU time was the kernel filling the trace file's pages (ext4,"
@@ -129,6 +128,21 @@ echo "memtrace bench: $ROUNDS rounds of $PAIRS alloc/free pairs per thread" >&2
 	echo "rdtscp alone 48-55 ns (rdtsc is slow on this VM), about 10 ns an event, against"
 	echo "a calibration that drifts from CLOCK_MONOTONIC as NTP slews it (the analyzer"
 	echo "merges files on that clock) and a switch between two clocks while threads run."
+	echo
+	echo "## Recorder: varied call paths"
+	echo
+	echo "CPU ns per event on bench/paths.c (PATHS call paths whose return addresses"
+	echo "differ, random recursion, a deep common tail, threads) and on the repeated"
+	echo "path of alloc-loop, all at MEMTRACE_DEPTH=64 (bench/paths-bench.sh): memtrace;"
+	echo "its walk without the memo (MEMTRACE_STACK_CACHE=2); every stack by libunwind's"
+	echo "unw_backtrace (MEMTRACE_STACK_CACHE=0: the plain full unwind); heaptrack on the"
+	echo "same client doing malloc/free. Targets (issue 24): <= 150 ns at ~5 frames,"
+	echo "<= 600 ns at 64, never above the plain full unwind, >= 2x under heaptrack."
+	echo
+	ROUNDS=$ROUNDS PAIRS=$PAIRS bench/paths-bench.sh
+	echo
+	echo "Command: \`ROUNDS=$ROUNDS PAIRS=$PAIRS bench/paths-bench.sh [ROW...]\`; the"
+	echo "profiles and the choices measured: bench/PROFILES.md."
 	echo
 	echo "## Recorder: threads"
 	echo

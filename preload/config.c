@@ -94,8 +94,12 @@ void mt_config_load(void)
 	mt_config.torch = (int)env_long("MEMTRACE_TORCH", 0, 0, 1);
 	/* MEMTRACE_PYTHON: 0 leaves Python frames out of stacks */
 	mt_config.python = (int)env_long("MEMTRACE_PYTHON", 1, 0, 1);
-	/* MEMTRACE_STACK_CACHE: 0 unwinds every stack frame by frame */
-	mt_config.stack_cache = (int)env_long("MEMTRACE_STACK_CACHE", 1, 0, 1);
+	/* MEMTRACE_STACK_CACHE: 0 unwinds every stack with unw_backtrace, 2
+	   walks each without the per-thread memo of recent walks (comparing) */
+	mt_config.stack_cache = (int)env_long("MEMTRACE_STACK_CACHE", 1, 0, 2);
+	/* MEMTRACE_STACK_CHECK: 1 also unwinds each stack with unw_backtrace
+	   and notes any difference (tests) */
+	mt_config.stack_check = (int)env_long("MEMTRACE_STACK_CHECK", 0, 0, 1);
 	/* MEMTRACE_PYTHON_VERSION: "3.N" taken as the interpreter's version (tests) */
 	s = getenv("MEMTRACE_PYTHON_VERSION");
 	mt_config.python_version[0] = 0;

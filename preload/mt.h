@@ -38,6 +38,7 @@ struct mt_config {
 	int python;             /* MEMTRACE_PYTHON: Python frames in stacks */
 	int torch;              /* MEMTRACE_TORCH: PyTorch capture asked for */
 	int stack_cache;        /* MEMTRACE_STACK_CACHE: per-thread unwind cache */
+	int stack_check;        /* MEMTRACE_STACK_CHECK: each stack against a full unwind */
 	char python_version[16];/* MEMTRACE_PYTHON_VERSION (tests): pretend */
 };
 extern struct mt_config mt_config;

@@ -2,9 +2,9 @@
  * stacks.c - native backtraces, interned: each distinct stack is written
  * once as an MT_REC_STACK record and events carry its id.
  *
- * How it works. libunwind's unw_backtrace walks the caller's frames with
- * its per-thread cache of unwind info. memtrace's own frames (the innermost
- * ones, inside this library) are dropped. The stack is hashed and looked up
+ * How it works. The caller's frames are walked (below), memtrace's own
+ * frames (the innermost ones, inside this library) are dropped. The stack
+ * is hashed and looked up
  * in a lock-free open-addressing table of pointers to immutable entries:
  * a miss builds the entry, id included, in a bump-allocated arena and
  * publishes it with a compare-and-swap into the empty slot; the thread whose
@@ -23,36 +23,54 @@
  * After fork the child starts with an empty table: its ids and stack
  * records belong to its own trace file.
  *
- * The unwind cache (x86-64). A program allocates from few call paths, so
- * each thread keeps its last CACHE_WAYS stacks, each with where every
- * frame's return address lives on the stack: frame i's ip was read from
- * slot[i] = its stack pointer - 8 (the CFA of frame i - 1). A capture reads
- * its own stack pointer; for each entry filled at the same stack pointer it
- * compares the words at slot[1..n] with ip[1..n] and, on a match, returns
- * the entry's id without unwinding or hashing. This is exactly the stack
- * unw_backtrace gives, by induction from frame 0 (this function: a fixed
- * frame, the same stack pointer): when frame i has the same ip and stack
- * pointer, its CFA is the same (the CFA of a return address is fixed by
- * the code and the stack pointer there), so frame i + 1's ip is read from
- * the same slot, which holds the same word. Two call paths reaching a leaf
- * through the same caller differ in some slot, so they are two stacks.
- * Where that premise fails, a frame whose stack pointer moves at run time
- * at the call (alloca, a variable-length array) could be taken for
- * another stack only if, besides, the old return address were still lying
- * in dead stack at its old slot. Signal frames (not return addresses) and
- * frames whose slot does not hold their ip are never cached. A miss walks
- * with unw_step (the stack pointers are needed), libunwind set to its
- * per-thread cache so no lock is taken; a thread whose lookups mostly miss
- * stops filling and unwinds with unw_backtrace as before. The cache is
- * mmap'ed on a thread's fifth capture (short-lived threads never pay for
- * it), unmapped when the thread exits (a pthread key), and its entries die
- * with the table after fork (a generation). MEMTRACE_STACK_CACHE=0 turns
- * it off.
+ * The walk (x86-64, glibc 2.35+). A stack is always exactly what
+ * unw_backtrace gives. The walk is libunwind's fast trace done here:
+ * from its own frame, each frame whose CFI row (at ip - 1 for a return
+ * address) says "CFA = rsp or rbp + k, return address at CFA - 8, rbp
+ * unsaved or at CFA + k', rsp unsaved" (a "standard" frame, in libunwind's
+ * words) steps to CFA, reads the return address and maybe rbp; a frame
+ * whose return address is undefined is the last. The rows come from the
+ * object's .eh_frame_hdr (found by _dl_find_object: lock-free and
+ * async-signal-safe), read by the small CFI interpreter below into one
+ * 8-byte rule per ip, kept in a shared insert-only table of 64 Ki rules and
+ * each thread's 512 most recent. Any other frame (signal frames, DRAP and
+ * other CFA expressions, code without CFI, a CFA that would not grow) makes
+ * the whole stack unw_backtrace's, so the two never differ where the rules
+ * are libunwind's and the rest is libunwind's by construction; t122 checks
+ * it (MEMTRACE_STACK_CHECK=1 unwinds every stack both ways and notes any
+ * difference). As with libunwind's own caches, rules are not dropped when
+ * a library is unloaded: code loaded later at the same address with other
+ * CFI would be walked by the old rules.
+ *
+ * The memo. The walk is a function of its start (this function's ip, its
+ * stack pointer and rbp) and of the words it reads: each return address,
+ * and each saved rbp that a later step uses as its CFA base (other loads
+ * of rbp are overwritten unread). So each thread keeps its last MEMO_WAYS
+ * walks with those reads, addresses and values. A capture takes the latest
+ * walk from the same stack pointer and checks its reads in order, each
+ * read only once every earlier one matched, so only where the walk itself
+ * would read: all match, and its frames and id are the answer without a
+ * walk or a hash. Otherwise the walk resumes at the first step that
+ * differs (its state before that step is the memo's), and once it stands
+ * where a recent walk stood (same CFA, same return address, the rbp that
+ * walk went on to use), the rest of that walk is checked the same way and
+ * taken. Nothing in it is a guess: a memo differs from the walk only if
+ * a word it read differs, and then it is not used. A thread whose memo
+ * gives back under half of its steps walks without it for MEMO_REST
+ * captures. The memo is mmap'ed on a thread's fifth capture (short-lived
+ * threads never pay for it), unmapped when the thread exits (a pthread
+ * key), and its ids die with the table after fork (a generation); a
+ * signal handler that allocates while the memo is being written walks
+ * without it. MEMTRACE_STACK_CACHE=0 gives every stack to unw_backtrace;
+ * 2 walks without the memo (for comparing).
  */
+#define _GNU_SOURCE
 #define UNW_LOCAL_ONLY
+#include <dlfcn.h>
 #include <libunwind.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -76,46 +94,35 @@ static _Atomic size_t arena_used;
 static _Atomic uint32_t next_id = 1;
 static _Atomic uint32_t used_slots;
 
-#if defined(__x86_64__)
-#define CACHE 1
-#define CACHE_WAYS 8
-#define CACHE_PROBE 64              /* lookups per hit-rate check */
-#define CACHE_LATER 4               /* captures of a thread before its cache */
+#if defined(__x86_64__) && defined(DLFO_EH_SEGMENT_TYPE)
+#define WALK 1
+#define RULE_SLOTS (1u << 16)
+#define RULE_MAX_USED (RULE_SLOTS / 4 * 3)
+#define RULE_BUSY 1                 /* a key being filled in */
 
-struct cached {
-	uintptr_t sp;               /* stack pointer of the capture, 0: empty */
-	uint32_t gen, id;
-	int n;                      /* frames 0..n-1, own ones included */
-	int skip;                   /* own frames first */
-	int py;                     /* id is of a stack with Python frames */
-	uint64_t *ips, *slots;      /* n of each; slots[0] unused */
+/* How one frame is stepped, from the CFI row at its ip: what libunwind's
+   fast trace calls a standard frame. All zero: not known yet. */
+enum { R_NONE, R_STEP, R_LAST, R_OTHER };
+struct rule {
+	int32_t cfa_off;            /* CFA = (rsp or rbp) + cfa_off */
+	int16_t rbp_off;            /* caller's rbp at CFA + rbp_off */
+	uint8_t kind;               /* R_* */
+	uint8_t flags;              /* RULE_CFA_RSP, RULE_RBP_SAVED */
+};
+#define RULE_CFA_RSP 1
+#define RULE_RBP_SAVED 2
+
+struct rule_slot {
+	_Atomic uint64_t key;       /* 0 empty, RULE_BUSY, or the ip looked up */
+	_Atomic uint64_t rule;      /* a struct rule */
 };
 
-struct stack_cache {
-	struct cached e[CACHE_WAYS];
-	unsigned next;              /* way to replace */
-	unsigned lookups, hits;     /* since the last probe */
-	int off;                    /* filling stopped: lookups left to skip */
-	size_t bytes;               /* of the mapping */
-};
-
-static __thread struct stack_cache *tcache;
-static __thread unsigned plain_first;   /* captures before the cache */
-static int cache_on;
-static _Atomic uint32_t cache_gen;
-static pthread_key_t cache_key;
+static struct rule_slot *rules;
+static _Atomic uint32_t rules_used;
+static int (*find_object)(void *, struct dl_find_object *);
+static int walk_on;
+static void walk_init(void);
 #endif
-
-#ifdef CACHE
-static void cache_free(void *p)
-{
-	struct stack_cache *c = p;
-	if (c == tcache)
-		tcache = NULL;
-	munmap(c, c->bytes);
-}
-#endif
-
 static int table_init(void)
 {
 	static _Atomic int done;
@@ -140,27 +147,40 @@ static int table_init(void)
 		munmap(a, ARENA_BYTES);
 	} else {
 		arena = a;
-#ifdef CACHE
-		if (mt_config.stack_cache && pthread_key_create(&cache_key, cache_free) == 0) {
-			/* unw_step's own cache: per thread, no lock */
-			unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
-			cache_on = 1;
-		}
+#ifdef WALK
+		walk_init();
 #endif
 	}
 	atomic_store_explicit(&done, 1, memory_order_release);
 	return 0;
 }
 
+/* Four lanes, so the multiplies of a deep stack overlap. */
 static uint64_t hash_ips(const uint64_t *ips, int n)
 {
-	uint64_t h = 0x9e3779b97f4a7c15u ^ (uint64_t)n;
-	for (int i = 0; i < n; i++) {
-		h ^= ips[i];
-		h *= 0xff51afd7ed558ccdu;
-		h ^= h >> 32;
+	const uint64_t k = 0xff51afd7ed558ccdu;
+	uint64_t h0 = 0x9e3779b97f4a7c15u ^ (uint64_t)n, h1 = 0xc2b2ae3d27d4eb4fu, h2 = 0x165667b19e3779f9u,
+		 h3 = 0x27d4eb2f165667c5u;
+	int i = 0;
+
+	for (; i + 4 <= n; i += 4) {
+		h0 = (h0 ^ ips[i]) * k;
+		h1 = (h1 ^ ips[i + 1]) * k;
+		h2 = (h2 ^ ips[i + 2]) * k;
+		h3 = (h3 ^ ips[i + 3]) * k;
+		h0 ^= h0 >> 32;
+		h1 ^= h1 >> 32;
+		h2 ^= h2 >> 32;
+		h3 ^= h3 >> 32;
 	}
-	return h;
+	for (; i < n; i++) {
+		h0 = (h0 ^ ips[i]) * k;
+		h0 ^= h0 >> 32;
+	}
+	uint64_t h = h0 ^ (h1 * 0x9e3779b97f4a7c15u) ^ (h2 * 0xc2b2ae3d27d4eb4fu) ^ (h3 * 0x165667b19e3779f9u);
+	h ^= h >> 29;
+	h *= k;
+	return h ^ (h >> 32);
 }
 
 static void write_stack(struct mt_thread *t, const struct stack_entry *e)
@@ -235,75 +255,770 @@ static uint32_t intern_native(struct mt_thread *t, const uint64_t *ips, int n, i
 	return intern(t, ips, n);
 }
 
-#ifdef CACHE
-static struct stack_cache *cache_get(int depth)
+#ifdef WALK
+/* --- CFI: the row of one ip, from the object's .eh_frame_hdr ------------ */
+
+struct cfi_row {
+	int cfa_reg;                /* DWARF number: 6 rbp, 7 rsp; -1: expression */
+	int64_t cfa_off;
+	int kind[3];                /* rbp, rsp, return address: CFI_* */
+	int64_t off[3];
+};
+enum { CFI_SAME, CFI_UNDEF, CFI_OFFSET, CFI_OTHER };
+#define CFI_STATES 8                /* DW_CFA_remember_state depth */
+
+static uint64_t uleb(const uint8_t **p, const uint8_t *end)
 {
-	int frames = depth + SKIP_MAX;
-	size_t bytes = sizeof(struct stack_cache) + (size_t)CACHE_WAYS * 2 * (size_t)frames * sizeof(uint64_t);
-	struct stack_cache *c = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint64_t v = 0;
+	int shift = 0;
+	while (*p < end) {
+		uint8_t b = *(*p)++;
+		if (shift < 64)
+			v |= (uint64_t)(b & 0x7f) << shift;
+		shift += 7;
+		if (!(b & 0x80))
+			break;
+	}
+	return v;
+}
+
+static int64_t sleb(const uint8_t **p, const uint8_t *end)
+{
+	int64_t v = 0;
+	int shift = 0;
+	uint8_t b = 0;
+	while (*p < end) {
+		b = *(*p)++;
+		if (shift < 64)
+			v |= (int64_t)(b & 0x7f) << shift;
+		shift += 7;
+		if (!(b & 0x80))
+			break;
+	}
+	if (shift < 64 && (b & 0x40))
+		v |= -((int64_t)1 << shift);
+	return v;
+}
+
+/* A pointer of encoding enc at *p (DW_EH_PE_*: absolute, pc-relative or
+   relative to data); -1 for what is not handled (indirect, aligned). */
+static int read_ptr(const uint8_t **p, const uint8_t *end, int enc, uintptr_t data, uintptr_t *out)
+{
+	const uint8_t *at = *p;
+	uintptr_t v;
+
+	switch (enc & 0x0f) {
+	case 0x00: if (end - at < 8) return -1; memcpy(&v, at, 8); *p += 8; break;
+	case 0x01: v = (uintptr_t)uleb(p, end); break;
+	case 0x02: { uint16_t x; if (end - at < 2) return -1; memcpy(&x, at, 2); v = x; *p += 2; break; }
+	case 0x03: { uint32_t x; if (end - at < 4) return -1; memcpy(&x, at, 4); v = x; *p += 4; break; }
+	case 0x04: if (end - at < 8) return -1; memcpy(&v, at, 8); *p += 8; break;
+	case 0x09: v = (uintptr_t)sleb(p, end); break;
+	case 0x0a: { int16_t x; if (end - at < 2) return -1; memcpy(&x, at, 2); v = (uintptr_t)(intptr_t)x; *p += 2; break; }
+	case 0x0b: { int32_t x; if (end - at < 4) return -1; memcpy(&x, at, 4); v = (uintptr_t)(intptr_t)x; *p += 4; break; }
+	case 0x0c: if (end - at < 8) return -1; memcpy(&v, at, 8); *p += 8; break;
+	default: return -1;
+	}
+	switch (enc & 0x70) {
+	case 0x00: break;
+	case 0x10: v += (uintptr_t)at; break;
+	case 0x30: v += data; break;
+	default: return -1;
+	}
+	if (enc & 0x80)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* The FDE whose start is the last one at or below pc, by binary search of
+   the object's .eh_frame_hdr table (the caller checks its range). */
+static const uint8_t *find_fde(uintptr_t pc)
+{
+	struct dl_find_object fo;
+	const uint8_t *hdr, *p, *lim;
+	uintptr_t eh_frame, count;
+
+	if (find_object((void *)pc, &fo) != 0 || !(hdr = fo.dlfo_eh_frame))
+		return NULL;
+	p = hdr + 4;
+	lim = p + 16;   /* two pointers of 8 bytes at most */
+	if (hdr[0] != 1 || hdr[3] != 0x3b ||   /* sdata4 offsets from hdr: what ld writes */
+	    read_ptr(&p, lim, hdr[1], (uintptr_t)hdr, &eh_frame) != 0 ||
+	    read_ptr(&p, lim, hdr[2], (uintptr_t)hdr, &count) != 0 || count == 0)
+		return NULL;
+	const int32_t *table = (const int32_t *)(const void *)p;
+	size_t lo = 0, hi = count;
+	while (hi - lo > 1) {   /* the last entry whose start is <= pc */
+		size_t mid = lo + (hi - lo) / 2;
+		if ((uintptr_t)hdr + (intptr_t)table[2 * mid] <= pc)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	if ((uintptr_t)hdr + (intptr_t)table[2 * lo] > pc)
+		return NULL;
+	return hdr + table[2 * lo + 1];
+}
+
+struct cie {
+	uint64_t code_align;
+	int64_t data_align;
+	int fde_enc, z;
+	const uint8_t *insns, *end;
+};
+
+static int parse_cie(const uint8_t *c, struct cie *out)
+{
+	uint32_t len, id;
+	const uint8_t *p = c + 8, *end;
+	const char *aug;
+
+	memcpy(&len, c, 4);
+	memcpy(&id, c + 4, 4);
+	if (len == 0 || len == 0xffffffffu || id != 0)
+		return -1;
+	end = c + 4 + len;
+	int version = *p++;
+	if (version != 1 && version != 3)
+		return -1;
+	aug = (const char *)p;
+	while (p < end && *p)
+		p++;
+	if (p >= end)
+		return -1;
+	p++;
+	out->code_align = uleb(&p, end);
+	out->data_align = sleb(&p, end);
+	uint64_t ra = version == 1 ? *p++ : uleb(&p, end);
+	if (ra != 16)
+		return -1;
+	out->fde_enc = 0;
+	out->z = aug[0] == 'z';
+	if (out->z) {
+		uint64_t alen = uleb(&p, end);
+		const uint8_t *q = p;
+		if (alen > (uint64_t)(end - p))
+			return -1;
+		for (const char *a = aug + 1; *a; a++) {
+			uintptr_t skip;
+			if (*a == 'R')
+				out->fde_enc = *q++;
+			else if (*a == 'L')
+				q++;
+			else if (*a == 'P') {
+				int enc = *q++;
+				if (read_ptr(&q, p + alen, enc & 0x7f, 0, &skip) != 0)
+					return -1;
+			} else
+				return -1;  /* 'S' (a signal frame) and anything new */
+		}
+		p += alen;
+	} else if (aug[0])
+		return -1;
+	out->insns = p;
+	out->end = end;
+	return 0;
+}
+
+static void set_rule(struct cfi_row *r, uint64_t reg, int kind, int64_t off)
+{
+	int i = reg == 6 ? 0 : reg == 7 ? 1 : reg == 16 ? 2 : -1;
+	if (i >= 0) {
+		r->kind[i] = kind;
+		r->off[i] = off;
+	}
+}
+
+/* Runs CFA instructions [p, end) up to the row of pc (loc: where they
+   start); init, the CIE's row, for DW_CFA_restore. -1: not understood. */
+static int run_cfa(const uint8_t *p, const uint8_t *end, const struct cie *ci, uintptr_t loc,
+		   uintptr_t pc, struct cfi_row *r, const struct cfi_row *init)
+{
+	struct cfi_row saved[CFI_STATES];
+	int nsaved = 0;
+
+	while (p < end) {
+		uint8_t op = *p++;
+		uint64_t reg, delta = 0;
+		int advance = 0;
+		switch (op >> 6) {
+		case 1: delta = (op & 0x3f) * ci->code_align; advance = 1; break;
+		case 2: reg = op & 0x3f; set_rule(r, reg, CFI_OFFSET, (int64_t)uleb(&p, end) * ci->data_align); continue;
+		case 3: reg = op & 0x3f;
+			if (!init)
+				return -1;
+			set_rule(r, reg, CFI_SAME, 0);
+			if (reg == 6 || reg == 7 || reg == 16) {
+				int i = reg == 6 ? 0 : reg == 7 ? 1 : 2;
+				r->kind[i] = init->kind[i];
+				r->off[i] = init->off[i];
+			}
+			continue;
+		}
+		if (!advance) {
+			switch (op) {
+			case 0x00: break;
+			case 0x01: {
+				uintptr_t to;
+				if (read_ptr(&p, end, ci->fde_enc, 0, &to) != 0)
+					return -1;
+				if (to > pc)
+					return 0;
+				loc = to;
+				break;
+			}
+			case 0x02: if (p + 1 > end) return -1; delta = *p++ * ci->code_align; advance = 1; break;
+			case 0x03: { uint16_t x; if (p + 2 > end) return -1; memcpy(&x, p, 2); p += 2;
+				delta = x * ci->code_align; advance = 1; break; }
+			case 0x04: { uint32_t x; if (p + 4 > end) return -1; memcpy(&x, p, 4); p += 4;
+				delta = x * ci->code_align; advance = 1; break; }
+			case 0x05: reg = uleb(&p, end); set_rule(r, reg, CFI_OFFSET, (int64_t)uleb(&p, end) * ci->data_align); break;
+			case 0x06: reg = uleb(&p, end);
+				if (!init)
+					return -1;
+				if (reg == 6 || reg == 7 || reg == 16) {
+					int i = reg == 6 ? 0 : reg == 7 ? 1 : 2;
+					r->kind[i] = init->kind[i];
+					r->off[i] = init->off[i];
+				}
+				break;
+			case 0x07: set_rule(r, uleb(&p, end), CFI_UNDEF, 0); break;
+			case 0x08: set_rule(r, uleb(&p, end), CFI_SAME, 0); break;
+			case 0x09: reg = uleb(&p, end); uleb(&p, end); set_rule(r, reg, CFI_OTHER, 0); break;
+			case 0x0a: if (nsaved == CFI_STATES) return -1; saved[nsaved++] = *r; break;
+			case 0x0b: {
+				if (nsaved == 0)
+					return -1;
+				/* The CFA is not part of the remembered rules in
+				   DWARF, but GCC and libunwind restore it too. */
+				*r = saved[--nsaved];
+				break;
+			}
+			case 0x0c: r->cfa_reg = (int)uleb(&p, end); r->cfa_off = (int64_t)uleb(&p, end); break;
+			case 0x0d: r->cfa_reg = (int)uleb(&p, end); break;
+			case 0x0e: r->cfa_off = (int64_t)uleb(&p, end); break;
+			case 0x0f: r->cfa_reg = -1; p += uleb(&p, end); break;
+			case 0x10: reg = uleb(&p, end); p += uleb(&p, end); set_rule(r, reg, CFI_OTHER, 0); break;
+			case 0x11: reg = uleb(&p, end); set_rule(r, reg, CFI_OFFSET, sleb(&p, end) * ci->data_align); break;
+			case 0x12: r->cfa_reg = (int)uleb(&p, end); r->cfa_off = sleb(&p, end) * ci->data_align; break;
+			case 0x13: r->cfa_off = sleb(&p, end) * ci->data_align; break;
+			case 0x14: reg = uleb(&p, end); uleb(&p, end); set_rule(r, reg, CFI_OTHER, 0); break;
+			case 0x15: reg = uleb(&p, end); sleb(&p, end); set_rule(r, reg, CFI_OTHER, 0); break;
+			case 0x16: reg = uleb(&p, end); p += uleb(&p, end); set_rule(r, reg, CFI_OTHER, 0); break;
+			case 0x2e: uleb(&p, end); break;
+			case 0x2f: reg = uleb(&p, end); set_rule(r, reg, CFI_OFFSET, -(int64_t)uleb(&p, end) * ci->data_align); break;
+			default: return -1;
+			}
+		}
+		if (advance) {
+			if (loc + delta > pc)
+				return 0;
+			loc += delta;
+		}
+	}
+	return p == end ? 0 : -1;
+}
+
+/* The rule of the frame at ip: R_STEP exactly where libunwind's fast trace
+   takes the frame as standard (CFA rsp- or rbp-based, return address at
+   CFA - 8, rbp unsaved or at a small offset from the CFA, rsp unsaved),
+   R_LAST where the return address is undefined (the outermost frame), and
+   R_OTHER for everything else (signal frames, DRAP and other expressions,
+   no CFI): those stacks are unwound by unw_backtrace. */
+static struct rule rule_of(uintptr_t ip)
+{
+	struct rule out = { 0, 0, R_OTHER, 0 };
+	const uint8_t *f = find_fde(ip), *p, *end;
+	struct cfi_row init, row;
+	struct cie ci;
+	uint32_t len, cie_off;
+	uintptr_t begin, range;
+
+	if (!f)
+		return out;
+	memcpy(&len, f, 4);
+	memcpy(&cie_off, f + 4, 4);
+	if (len == 0 || len == 0xffffffffu || cie_off == 0 || parse_cie(f + 4 - cie_off, &ci) != 0)
+		return out;
+	end = f + 4 + len;
+	p = f + 8;
+	if (read_ptr(&p, end, ci.fde_enc, 0, &begin) != 0 || read_ptr(&p, end, ci.fde_enc & 0x0f, 0, &range) != 0 ||
+	    ip < begin || ip - begin >= range)
+		return out;
+	if (ci.z)
+		p += uleb(&p, end);
+	memset(&init, 0, sizeof init);
+	init.cfa_reg = -1;
+	if (run_cfa(ci.insns, ci.end, &ci, 0, 0, &init, NULL) != 0)
+		return out;
+	row = init;
+	if (run_cfa(p, end, &ci, begin, ip, &row, &init) != 0)
+		return out;
+	if (row.kind[2] == CFI_UNDEF) {
+		out.kind = R_LAST;
+		return out;
+	}
+	if ((row.cfa_reg != 6 && row.cfa_reg != 7) || row.cfa_off <= -(1 << 28) || row.cfa_off >= (1 << 28) ||
+	    row.kind[2] != CFI_OFFSET || row.off[2] != -8 ||
+	    (row.kind[1] != CFI_SAME && row.kind[1] != CFI_UNDEF))
+		return out;
+	if (row.kind[0] == CFI_OFFSET) {
+		if (row.off[0] <= -(1 << 14) || row.off[0] >= (1 << 14) || row.off[0] == -1)
+			return out;
+		out.flags |= RULE_RBP_SAVED;
+		out.rbp_off = (int16_t)row.off[0];
+	} else if (row.kind[0] != CFI_SAME && row.kind[0] != CFI_UNDEF)
+		return out;
+	if (row.cfa_reg == 7)
+		out.flags |= RULE_CFA_RSP;
+	out.cfa_off = (int32_t)row.cfa_off;
+	out.kind = R_STEP;
+	return out;
+}
+
+/* The rule of ip from the table, found and added on a miss; kind R_NONE
+   when the table is full (the stack is left to unw_backtrace, whose own
+   cache grows). */
+static struct rule lookup_shared(uintptr_t ip)
+{
+	uint32_t i = (uint32_t)((ip * 0x9e3779b97f4a7c15u) >> 40) & (RULE_SLOTS - 1);
+	union { uint64_t w; struct rule r; } u;
+
+	for (int probes = 0; probes < 64; probes++, i = (i + 1) & (RULE_SLOTS - 1)) {
+		uint64_t k = atomic_load_explicit(&rules[i].key, memory_order_acquire);
+		if (MT_LIKELY(k == ip)) {
+			u.w = atomic_load_explicit(&rules[i].rule, memory_order_relaxed);
+			return u.r;
+		}
+		if (k != 0)
+			continue;
+		if (atomic_load_explicit(&rules_used, memory_order_relaxed) >= RULE_MAX_USED)
+			break;
+		u.r = rule_of(ip);
+		uint64_t zero = 0;
+		/* A slot taken by another thread meanwhile: probe on; one
+		   filled by a thread that found the same ip is a duplicate. */
+		if (atomic_compare_exchange_strong(&rules[i].key, &zero, RULE_BUSY)) {
+			atomic_fetch_add_explicit(&rules_used, 1, memory_order_relaxed);
+			atomic_store_explicit(&rules[i].rule, u.w, memory_order_relaxed);
+			atomic_store_explicit(&rules[i].key, ip, memory_order_release);
+			return u.r;
+		}
+	}
+	return (struct rule){ 0, 0, R_NONE, 0 };
+}
+
+/* The shared table is large (slots spread over 1 MiB): each thread keeps
+   its recent rules in a small direct-mapped one that stays in cache. */
+#define L0_SLOTS 512
+static __thread struct { uint64_t key, rule; } l0[L0_SLOTS];
+
+static inline struct rule lookup(uintptr_t ip)
+{
+	unsigned i = (unsigned)(ip ^ (ip >> 9)) & (L0_SLOTS - 1);
+	union { uint64_t w; struct rule r; } u;
+
+	if (MT_LIKELY(l0[i].key == ip)) {
+		u.w = l0[i].rule;
+		return u.r;
+	}
+	u.r = lookup_shared(ip);
+	if (u.r.kind != R_NONE) {
+		/* A signal handler that allocates meanwhile sees no key or
+		   the key with its rule, never a key with another's rule. */
+		l0[i].key = 0;
+		atomic_signal_fence(memory_order_seq_cst);
+		l0[i].rule = u.w;
+		atomic_signal_fence(memory_order_seq_cst);
+		l0[i].key = ip;
+	}
+	return u.r;
+}
+
+/* The return addresses from here, as unw_backtrace(ips, max) gives them;
+   -1 where a frame is not a standard one (the caller asks unw_backtrace). */
+static __attribute__((noinline)) int walk(uint64_t *ips, int max)
+{
+	uintptr_t ip, sp, rbp, cfa;
+	int n = 0;
+
+	__asm__ volatile("lea 0(%%rip), %0\n\tmov %%rsp, %1\n\tmov %%rbp, %2"
+			 : "=r"(ip), "=r"(sp), "=r"(rbp));
+	/* The first frame is this one, at ip itself; then return addresses,
+	   whose row is the call's (ip - 1), as libunwind looks them up. */
+	for (uintptr_t at = ip; n < max; at = ip - 1) {
+		struct rule r = lookup(at);
+		if (MT_UNLIKELY(r.kind != R_STEP)) {
+			if (r.kind == R_LAST)
+				break;
+			return -1;
+		}
+		cfa = (r.flags & RULE_CFA_RSP ? sp : rbp) + (intptr_t)r.cfa_off;
+		/* Stack only grows down to the frames below: anything else
+		   (another stack, a wrong rule) is left to unw_backtrace. */
+		if (MT_UNLIKELY(cfa <= sp || cfa - sp > (64u << 20)))
+			return -1;
+		ip = *(const uintptr_t *)(cfa - 8);
+		if (r.flags & RULE_RBP_SAVED)
+			rbp = *(const uintptr_t *)(cfa + (intptr_t)r.rbp_off);
+		sp = cfa;
+		if (ip < 0x4000)
+			break;
+		ips[n++] = ip;
+	}
+	return n;
+}
+/* --- the per-thread memo of recent walks -------------------------------- */
+
+#define MEMO_WAYS 8
+#define MEMO_PROBE 64               /* captures per look at the reuse */
+#define MEMO_REST 1024              /* captures without it, reuse under half */
+#define MEMO_LATER 4                /* captures of a thread before its memo */
+
+/* One walk: per step j, where the return address was read and what it was
+   (the next frame's ip), the CFA (the stack pointer after the step), where
+   rbp was read if the rule restores it, its value, whether a later step
+   used it (only those are checked), and which step's load rbp holds after
+   step j (-1: the register as the walk began). */
+struct memo_step {
+	uint64_t ra_addr, cfa, rbp_addr, rbp_val;
+	int32_t rbp_used, rbp_src;
+};
+
+struct memo_read { uint64_t addr, val; };
+
+struct memo {
+	uintptr_t sp;               /* the walk's own stack pointer, 0: empty */
+	uintptr_t rbp0;             /* rbp as the walk began, checked if used */
+	uint32_t gen, id;
+	int steps, n;               /* steps walked, frames recorded */
+	int skip, py, rbp0_used;
+	int full;                   /* the walk ended by itself, not at max */
+	uint64_t *ra;               /* per step: the word read (frames) */
+	struct memo_step *s;
+	struct memo_read *rd;       /* the reads to check, in walk order */
+	uint16_t *rd_step;          /* the step of each */
+	int nrd;
+};
+
+struct memo_cache {
+	struct memo e[MEMO_WAYS];
+	unsigned next, last;
+	unsigned captures;          /* since the last look at the reuse */
+	unsigned long reused, steps;/* steps taken from the memo, all steps */
+	unsigned off;               /* captures left to walk without it */
+	int busy;                   /* in memo_capture */
+	size_t bytes;
+};
+
+static __thread struct memo_cache *tmemo;
+static __thread unsigned plain_first;
+static pthread_key_t memo_key;
+static int memo_on;
+static _Atomic uint32_t memo_gen;
+
+static void memo_free(void *p)
+{
+	struct memo_cache *c = p;
+	if (c == tmemo)
+		tmemo = NULL;
+	munmap(c, c->bytes);
+}
+
+static struct memo_cache *memo_get(int max)
+{
+	size_t per = (size_t)max * (sizeof(uint64_t) + sizeof(struct memo_step) + 2 * sizeof(struct memo_read) + 8);
+	size_t bytes = sizeof(struct memo_cache) + MEMO_WAYS * per;
+	struct memo_cache *c = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
 	if (c == MAP_FAILED)
 		return NULL;
 	uint64_t *p = (uint64_t *)(c + 1);
-	for (int i = 0; i < CACHE_WAYS; i++, p += 2 * frames) {
-		c->e[i].ips = p;
-		c->e[i].slots = p + frames;
+	for (int i = 0; i < MEMO_WAYS; i++) {
+		struct memo *e = &c->e[i];
+		e->ra = p;
+		e->s = (struct memo_step *)(p + max);
+		e->rd = (struct memo_read *)(e->s + max);
+		e->rd_step = (uint16_t *)(e->rd + 2 * max);
+		p = (uint64_t *)(e->rd_step + 4 * max);   /* 2 * max of them, 8 bytes a step */
 	}
 	c->bytes = bytes;
-	if (pthread_setspecific(cache_key, c) != 0) {
+	if (pthread_setspecific(memo_key, c) != 0) {
 		munmap(c, bytes);
 		return NULL;
 	}
-	return tcache = c;
+	return tmemo = c;
 }
 
-/* Every frame's return address still where the entry found it: from
-   frame 2, the first whose slot is not below this function's stack. */
-static int cache_valid(const struct cached *e)
+/* Reuse under half of the steps walked (each stack new, or different
+   below its first frames): walk without the memo a while, it costs more
+   than it saves. */
+static void memo_count(struct memo_cache *c, int reused, int steps)
 {
-	const uint64_t *ips = e->ips, *slots = e->slots;
-	int i = 2, n = e->n;
-
-	/* Four at a time, one branch each: the loads are independent. */
-	for (; i + 4 <= n; i += 4) {
-		uint64_t d = (*(const uint64_t *)(uintptr_t)slots[i] ^ ips[i]) |
-			     (*(const uint64_t *)(uintptr_t)slots[i + 1] ^ ips[i + 1]) |
-			     (*(const uint64_t *)(uintptr_t)slots[i + 2] ^ ips[i + 2]) |
-			     (*(const uint64_t *)(uintptr_t)slots[i + 3] ^ ips[i + 3]);
-		if (d)
-			return 0;
+	c->reused += (unsigned)reused;
+	c->steps += (unsigned)steps;
+	if (++c->captures == MEMO_PROBE) {
+		if (c->reused * 2 < c->steps)
+			c->off = MEMO_REST;
+		c->captures = 0;
+		c->reused = c->steps = 0;
 	}
-	for (; i < n; i++)
-		if (*(const uint64_t *)(uintptr_t)slots[i] != ips[i])
-			return 0;
-	return 1;
 }
 
-/* Unwind from here with unw_step into e, keeping where each return address
-   was read; 0 when a frame is not a plain call frame (do not cache). */
-static __attribute__((noinline)) int cache_walk(struct cached *e, int max)
+/* The first step of e whose reads differ from memory now (e->steps: none
+   does). A word is read only after every earlier one matched, so only
+   where the walk itself would read now. */
+static int memo_check(const struct memo *e, uintptr_t rbp0)
 {
-	unw_context_t uc;
-	unw_cursor_t cur;
-	unw_word_t ip, sp;
-	int n = 0, ok = 1, r;
+	int j = 0, k = 0;
 
-	if (unw_getcontext(&uc) != 0 || unw_init_local(&cur, &uc) != 0)
-		return -1;
-	do {
-		if (unw_get_reg(&cur, UNW_REG_IP, &ip) != 0 || unw_get_reg(&cur, UNW_REG_SP, &sp) != 0)
-			return -1;
-		if (n > 0 && (unw_is_signal_frame(&cur) > 0 || sp < 8 || *(const uint64_t *)(sp - 8) != ip))
-			ok = 0;
-		e->ips[n] = ip;
-		e->slots[n] = sp - 8;
-		n++;
-	} while (n < max && (r = unw_step(&cur)) > 0);
-	e->n = n;
-	return ok;
+	if (!(e->rbp0_used && e->rbp0 != rbp0)) {
+		/* The addresses are known: the loads go at once. */
+		for (; k < e->nrd; k++)
+			if (*(const uint64_t *)(uintptr_t)e->rd[k].addr != e->rd[k].val)
+				break;
+		if (k == e->nrd)
+			return e->steps;
+		j = e->rd_step[k];
+	}
+	return j;
 }
-#endif
 
+/* The reads of m's walk to check: every return address, and the rbp
+   loads a later step used. */
+static void memo_reads(struct memo *m)
+{
+	int k = 0;
+	for (int j = 0; j < m->steps; j++) {
+		m->rd[k] = (struct memo_read){ m->s[j].ra_addr, m->ra[j] };
+		m->rd_step[k++] = (uint16_t)j;
+		if (m->s[j].rbp_used) {
+			m->rd[k] = (struct memo_read){ m->s[j].rbp_addr, m->s[j].rbp_val };
+			m->rd_step[k++] = (uint16_t)j;
+		}
+	}
+	m->nrd = k;
+}
+
+/* Where m's walk, after step j (n frames; rbp, from step src, live),
+   stands where rc's stood after step q, the rest of rc's walk is m's if
+   rc's reads after q still hold: copied and checked, so only what m's own
+   walk would read is read. m's frame count, or -1 (walk on). */
+static int memo_splice(struct memo *m, int j, int n, int src, uintptr_t rbp, const struct memo *rc, int q, int max)
+{
+	int sb = rc->s[q].rbp_src, lim = rc->steps, x, y;
+	int used = sb < 0 ? rc->rbp0_used : rc->s[sb].rbp_used;
+
+	if (used && rbp != (sb < 0 ? rc->rbp0 : rc->s[sb].rbp_val))
+		return -1;
+	if (lim > q + 1 + (max - n))
+		lim = q + 1 + (max - n);    /* m stops at max frames */
+	else if (!rc->full)
+		return -1;                  /* rc stopped at max, m would not */
+	for (x = q + 1; x < lim; x++)
+		if (*(const uint64_t *)(uintptr_t)rc->s[x].ra_addr != rc->ra[x] ||
+		    (rc->s[x].rbp_used && *(const uint64_t *)(uintptr_t)rc->s[x].rbp_addr != rc->s[x].rbp_val))
+			return -1;
+	if (used) {
+		if (src < 0)
+			m->rbp0_used = 1;
+		else {
+			m->s[src].rbp_used = 1;
+			m->s[src].rbp_val = rbp;
+		}
+	}
+	for (x = q + 1, y = j + 1; x < lim; x++, y++) {
+		m->ra[y] = rc->ra[x];
+		m->s[y] = rc->s[x];
+		m->s[y].rbp_src = rc->s[x].rbp_src == sb ? src : rc->s[x].rbp_src + (j - q);
+		if (rc->ra[x] >= 0x4000)
+			n++;
+	}
+	m->steps = y;
+	m->n = n;
+	m->full = lim == rc->steps ? rc->full : 0;
+	return n;
+}
+
+/* Walks into m from step j (steps before j are m's already, checked
+   against memory), in the state ip, sp, rbp, src that step j starts in;
+   as walk(): m->n frames, or -1 to leave the stack to unw_backtrace. Once
+   it stands where rc stood (the same CFA and return address), it takes the
+   rest from rc if that still holds. */
+static int memo_walk(struct memo *m, int j, uintptr_t ip, uintptr_t sp, uintptr_t rbp, int src, int max,
+		     const struct memo *rc, const struct memo *rc2, int *walked)
+{
+	int n = j, q = 0, q2 = 0, full = 1, j0 = j;
+
+	for (uintptr_t at = j == 0 ? ip : ip - 1;; at = ip - 1, j++) {
+		if (n >= max) {
+			full = 0;
+			break;
+		}
+		struct rule r = lookup(at);
+		if (MT_UNLIKELY(r.kind != R_STEP)) {
+			if (r.kind == R_LAST)
+				break;
+			return -1;
+		}
+		uintptr_t cfa;
+		if (r.flags & RULE_CFA_RSP)
+			cfa = sp + (intptr_t)r.cfa_off;
+		else {
+			cfa = rbp + (intptr_t)r.cfa_off;
+			if (src < 0)
+				m->rbp0_used = 1;
+			else if (!m->s[src].rbp_used) {
+				m->s[src].rbp_used = 1;
+				m->s[src].rbp_val = rbp;
+			}
+		}
+		if (MT_UNLIKELY(cfa <= sp || cfa - sp > (64u << 20)))
+			return -1;
+		m->s[j].ra_addr = cfa - 8;
+		ip = m->ra[j] = *(const uintptr_t *)(cfa - 8);
+		m->s[j].rbp_addr = 0;
+		m->s[j].rbp_used = 0;
+		if (r.flags & RULE_RBP_SAVED) {
+			m->s[j].rbp_addr = cfa + (intptr_t)r.rbp_off;
+			rbp = m->s[j].rbp_val = *(const uintptr_t *)(cfa + (intptr_t)r.rbp_off);
+			src = j;
+		}
+		m->s[j].rbp_src = src;
+		m->s[j].cfa = sp = cfa;
+		if (ip < 0x4000) {
+			j++;
+			break;
+		}
+		n++;
+		if (rc) {
+			while (q < rc->steps && rc->s[q].cfa < sp)
+				q++;
+			if (q < rc->steps && rc->s[q].cfa == sp && rc->ra[q] == ip) {
+				int k = memo_splice(m, j, n, src, rbp, rc, q, max);
+				if (k >= 0) {
+					*walked = j + 1 - j0;
+					return k;
+				}
+				rc = NULL;
+			}
+		}
+		if (rc2) {
+			while (q2 < rc2->steps && rc2->s[q2].cfa < sp)
+				q2++;
+			if (q2 < rc2->steps && rc2->s[q2].cfa == sp && rc2->ra[q2] == ip) {
+				int k = memo_splice(m, j, n, src, rbp, rc2, q2, max);
+				if (k >= 0) {
+					*walked = j + 1 - j0;
+					return k;
+				}
+				rc2 = NULL;
+			}
+		}
+	}
+	m->steps = j;
+	m->n = n;
+	m->full = full;
+	*walked = j - j0;
+	return n;
+}
+
+/* The stack from here, from the memo when a recent walk's reads all hold
+   the same words now (the walk is a function of its start and of those
+   words, so it would give the same frames), or walked from the first step
+   that differs. -1: unw_backtrace's. */
+static __attribute__((noinline)) int64_t memo_capture(struct mt_thread *t, struct memo_cache *c, int depth)
+{
+	uintptr_t ip, sp, sp0, rbp;
+	uint32_t gen = atomic_load_explicit(&memo_gen, memory_order_relaxed);
+	struct memo *best = NULL;
+	int bestj = 0, max = depth + SKIP_MAX;
+
+	__asm__ volatile("lea 0(%%rip), %0\n\tmov %%rsp, %1\n\tmov %%rbp, %2"
+			 : "=r"(ip), "=r"(sp), "=r"(rbp));
+	sp0 = sp;
+	/* The latest walk from this stack pointer. Checking more than one
+	   costs more than it finds (measured: bench/PROFILES.md). */
+	for (unsigned k = 0; k < MEMO_WAYS && !best; k++) {
+		struct memo *e = &c->e[(c->last + k) % MEMO_WAYS];
+		if (e->sp == sp && e->gen == gen)
+			best = e;
+	}
+	if (best && (bestj = memo_check(best, rbp)) == best->steps) {
+		uint64_t mixed[MT_MAX_DEPTH];
+		int m, py;
+		memo_count(c, bestj, bestj);
+		c->last = (unsigned)(best - c->e);
+		/* Python frames change under the same native stack. */
+		if (mt_config.python && (m = mt_py_splice(t, best->ra + best->skip, best->n - best->skip, mixed, depth)) > 0)
+			return intern(t, mixed, m);
+		if (best->py)
+			return intern_native(t, best->ra + best->skip, best->n - best->skip, depth, &py);
+		return best->id;
+	}
+	/* The latest walk of all (a free after its allocation: the same
+	   frames above the hook's) and the one checked. */
+	struct memo *rc = &c->e[c->last % MEMO_WAYS], *rc2 = best != rc ? best : NULL;
+	unsigned w = c->next++ % MEMO_WAYS;
+	while (&c->e[w] == rc || &c->e[w] == rc2)
+		w = c->next++ % MEMO_WAYS;
+	struct memo *m = &c->e[w];
+	int src = -1, n, skip = 0, py;
+	m->sp = 0;
+	m->rbp0 = rbp;
+	m->rbp0_used = 0;
+	if (best && bestj > 0) {
+		/* The steps before bestj hold: start from there. */
+		memcpy(m->ra, best->ra, (size_t)bestj * sizeof(uint64_t));
+		memcpy(m->s, best->s, (size_t)bestj * sizeof(struct memo_step));
+		m->rbp0_used = best->rbp0_used;
+		ip = best->ra[bestj - 1];
+		sp = best->s[bestj - 1].cfa;
+		src = best->s[bestj - 1].rbp_src;
+		/* An rbp load no step used was not checked: read it again. */
+		if (src >= 0) {
+			rbp = *(const uint64_t *)(uintptr_t)m->s[src].rbp_addr;
+			m->s[src].rbp_val = rbp;
+		}
+	}
+	int walked;
+	if ((n = memo_walk(m, bestj, ip, sp, rbp, src, max, rc, rc2, &walked)) < 0) {
+		m->steps = 0;   /* half written: no walk to check or splice */
+		return -1;
+	}
+	memo_count(c, m->steps - walked, m->steps);
+	while (skip < n && skip < SKIP_MAX && mt_is_own((const void *)(uintptr_t)m->ra[skip]))
+		skip++;
+	uint32_t id = intern_native(t, m->ra + skip, n - skip, depth, &py);
+	memo_reads(m);
+	if (skip > 0) {
+		m->skip = skip;
+		m->py = py;
+		m->id = id;
+		m->gen = gen;
+		m->sp = sp0;
+		c->last = w;
+	}
+	return id;
+}
+static void walk_init(void)
+{
+	void *r;
+
+	if (!mt_config.stack_cache || !mt_real_dlsym ||
+	    !(find_object = (int (*)(void *, struct dl_find_object *))mt_real_dlsym(RTLD_DEFAULT, "_dl_find_object")))
+		return;
+	r = mmap(NULL, RULE_SLOTS * sizeof(struct rule_slot), PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (r == MAP_FAILED)
+		return;
+	rules = r;
+	walk_on = 1;
+	memo_on = mt_config.stack_cache == 1 && pthread_key_create(&memo_key, memo_free) == 0;
+}
+
+#endif
 static __attribute__((noinline)) uint32_t capture_plain(struct mt_thread *t, int depth)
 {
 	void *buf[MT_MAX_DEPTH + SKIP_MAX];
@@ -315,73 +1030,63 @@ static __attribute__((noinline)) uint32_t capture_plain(struct mt_thread *t, int
 	return intern_native(t, (const uint64_t *)(buf + skip), n - skip, depth, &py);
 }
 
+static __attribute__((noinline)) uint32_t capture(struct mt_thread *t, int depth)
+{
+#ifdef WALK
+	uint64_t ips[MT_MAX_DEPTH + SKIP_MAX];
+	int n, skip = 0, py;
+
+	if (MT_LIKELY(walk_on)) {
+		struct memo_cache *c = tmemo;
+		if (c && (c->off || c->busy)) {
+			/* c->busy: a signal handler's stack while the memo is
+			   half written; its walk leaves the memo alone. */
+			if (!c->busy)
+				c->off--;
+			c = NULL;
+		} else if (memo_on && !c && ++plain_first > MEMO_LATER)
+			c = memo_get(depth + SKIP_MAX);
+		if (c) {
+			c->busy = 1;
+			atomic_signal_fence(memory_order_seq_cst);
+			int64_t id = memo_capture(t, c, depth);
+			atomic_signal_fence(memory_order_seq_cst);
+			c->busy = 0;
+			if (id >= 0)
+				return (uint32_t)id;
+		} else if ((n = walk(ips, depth + SKIP_MAX)) >= 0) {
+			while (skip < n && skip < SKIP_MAX && mt_is_own((const void *)(uintptr_t)ips[skip]))
+				skip++;
+			return intern_native(t, ips + skip, n - skip, depth, &py);
+		}
+	}
+#endif
+	return capture_plain(t, depth);
+}
+/* MEMTRACE_STACK_CHECK=1: the stack given, then the one unw_backtrace
+   gives from the same place; a difference is written as a note. */
+static __attribute__((noinline)) uint32_t capture_checked(struct mt_thread *t, int depth)
+{
+	static _Atomic unsigned notes;
+	uint32_t id = capture(t, depth), full = capture_plain(t, depth);
+	char text[96];
+
+	if (id != full && atomic_fetch_add(&notes, 1) < 1000) {
+		snprintf(text, sizeof text, "stack check: stack %u given, full unwind %u", id, full);
+		mt_note(t, text);
+	}
+	return id;
+}
+
 uint32_t mt_stack_capture(struct mt_thread *t)
 {
 	int depth = mt_config.depth;
 
 	if (depth == 0 || table_init() != 0)
 		return 0;
-#ifdef CACHE
-	struct stack_cache *c = tcache;
-	uintptr_t sp;
-	uint32_t gen;
-
-	/* A thread's first few stacks are unwound plainly: a short-lived
-	   thread does not pay for a cache it would not use. */
-	if (!cache_on || (!c && (++plain_first <= CACHE_LATER || !(c = cache_get(depth)))))
-		return capture_plain(t, depth);
-	__asm__ volatile("mov %%rsp, %0" : "=r"(sp));
-	gen = atomic_load_explicit(&cache_gen, memory_order_relaxed);
-	c->lookups++;
-	for (int i = 0; i < CACHE_WAYS; i++) {
-		struct cached *e = &c->e[i];
-		if (e->sp == sp && e->gen == gen && cache_valid(e)) {
-			uint64_t mixed[MT_MAX_DEPTH];
-			int m, py;
-			c->hits++;
-			/* Python frames change under the same native stack. */
-			if (mt_config.python && (m = mt_py_splice(t, e->ips + e->skip, e->n - e->skip, mixed, depth)) > 0)
-				return intern(t, mixed, m);
-			if (e->py)
-				return intern_native(t, e->ips + e->skip, e->n - e->skip, depth, &py);
-			return e->id;
-		}
-	}
-	/* Mostly misses (every stack new): stop paying for the walk a while. */
-	if (c->off > 0) {
-		if (--c->off == 0)
-			c->lookups = c->hits = 0;
-		return capture_plain(t, depth);
-	}
-	if (c->lookups >= CACHE_PROBE) {
-		c->off = c->hits * 4 < c->lookups ? CACHE_PROBE * 16 : 0;
-		c->lookups = c->hits = 0;
-		if (c->off)
-			return capture_plain(t, depth);
-	}
-	struct cached *e = &c->e[c->next++ % CACHE_WAYS];
-	int skip = 0, py;
-	e->sp = 0;
-	int ok = cache_walk(e, depth + SKIP_MAX);
-	if (ok < 0)
-		return capture_plain(t, depth);
-	while (skip < e->n && skip < SKIP_MAX && mt_is_own((const void *)(uintptr_t)e->ips[skip]))
-		skip++;
-	uint32_t id = intern_native(t, e->ips + skip, e->n - skip, depth, &py);
-	/* Frames past the depth need no check: they are not in the stack. */
-	if (e->n > skip + depth)
-		e->n = skip + depth;
-	if (ok && skip > 0) {
-		e->skip = skip;
-		e->py = py;
-		e->id = id;
-		e->gen = gen;
-		e->sp = sp;
-	}
-	return id;
-#else
-	return capture_plain(t, depth);
-#endif
+	if (MT_UNLIKELY(mt_config.stack_check))
+		return capture_checked(t, depth);
+	return capture(t, depth);
 }
 
 void mt_stacks_fork_child(void)
@@ -396,8 +1101,8 @@ void mt_stacks_fork_child(void)
 	atomic_store(&arena_used, 0);
 	atomic_store(&used_slots, 0);
 	atomic_store(&next_id, 1);
-#ifdef CACHE
-	atomic_fetch_add(&cache_gen, 1);   /* the ids were the parent's */
+#ifdef WALK
+	atomic_fetch_add(&memo_gen, 1);    /* the ids were the parent's */
 #endif
 	mt_py_fork_child();
 }
