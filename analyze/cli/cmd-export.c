@@ -68,7 +68,7 @@ static int run_export(char **files, int nfiles, struct pipeline_opts *o, enum fm
 
 	o->no_db = 1;
 	if (fmt == FMT_TORCH) {
-		if (!(m = plot_map_new())) {
+		if (!(m = plot_map_new(SIZE_MAX))) {
 			cli_error("out of memory");
 			return 1;
 		}

@@ -154,7 +154,7 @@ int cmd_plot(int argc, char **argv)
 	snprintf(dir, sizeof(dir), "%s", outdir ? outdir : files[0]);
 	if (!outdir)
 		strncat(dir, ".plots", sizeof(dir) - strlen(dir) - 1);
-	if (!(m = plot_map_new())) {
+	if (!(m = plot_map_new(PLOT_MAP_MAX))) {
 		cli_error("out of memory");
 		return 1;
 	}

@@ -80,7 +80,7 @@ int cmd_view(int argc, char **argv)
 	if (!nfiles)
 		return cli_usage_error("view", "no trace FILE given");
 	snprintf(path, sizeof(path), "%s%s", out ? out : files[0], out ? "" : ".html");
-	if (!(m = plot_map_new())) {
+	if (!(m = plot_map_new(HTML_MAP_MAX))) {
 		cli_error("out of memory");
 		return 1;
 	}

@@ -484,7 +484,7 @@ static int sink_rec(struct ctx *c, uint64_t alloc_seq, uint64_t bytes, int dev)
 {
 	if (!c->sink || PRIV(c->a)->replay)
 		return 0;
-	return c->sink->record(c->sink->ctx, c->r, c->seq, alloc_seq, bytes, dev);
+	return c->sink->record(c->sink->ctx, c->a, c->r, c->seq, alloc_seq, bytes, dev);
 }
 
 static int do_free(struct ctx *c, const struct mt_event *e, unsigned kind, uint64_t t)
@@ -806,7 +806,7 @@ static int do_record(struct ctx *c)
 	default:
 		break;
 	}
-	return c->sink && !PRIV(a)->replay ? c->sink->record(c->sink->ctx, r, 0, 0, 0, -1) : 0;
+	return c->sink && !PRIV(a)->replay ? c->sink->record(c->sink->ctx, c->a, r, 0, 0, 0, -1) : 0;
 }
 
 /*

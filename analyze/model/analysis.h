@@ -216,9 +216,10 @@ struct an_sink {
 	void *ctx;
 	/* every record, in time order; for events, alloc_seq is the sequence
 	   number of the allocation a free ends (0: none), bytes and dev the
-	   freed allocation's */
-	int (*record)(void *ctx, const struct srec *r, uint64_t seq, uint64_t alloc_seq,
-		      uint64_t bytes, int dev);
+	   freed allocation's; a is the analysis being built (a record's
+	   process and device can be looked up in it) */
+	int (*record)(void *ctx, const struct analysis *a, const struct srec *r, uint64_t seq,
+		      uint64_t alloc_seq, uint64_t bytes, int dev);
 	/* may be NULL: called once, after the last record of the pass */
 	int (*end)(void *ctx);
 	/* set by the sink when record() or end() fails (NULL: out of memory) */

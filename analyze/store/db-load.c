@@ -509,8 +509,8 @@ static int64_t *new_row(struct db_load *l, int t)
 	return &b->vals[t][(size_t)b->n[t]++ * (size_t)tables[t].ncols];
 }
 
-static int sink_record(void *ctx, const struct srec *r, uint64_t seq, uint64_t alloc_seq,
-		       uint64_t bytes, int dev)
+static int sink_record(void *ctx, const struct analysis *a, const struct srec *r, uint64_t seq,
+		       uint64_t alloc_seq, uint64_t bytes, int dev)
 {
 	struct db_load *l = ctx;
 	int64_t *v;

@@ -11,7 +11,10 @@
  *
  * The address map. Boxes are collected by a sink of the analysis pass (the
  * model keeps no lifetimes). At most PLOT_MAP_MAX are drawn, the largest,
- * and the picture and the TSV say so. The y axis is laid out per process
+ * and the picture and the TSV say so. Only those are kept: each device of
+ * the run has a heap of its largest `keep` ended boxes (the smallest on
+ * top, replaced by a larger one), so memory is bounded by what is live
+ * plus what is drawn, however long the run. The y axis is laid out per process
  * (address spaces of two processes are unrelated), each process's boxes in
  * address order: a cluster is a run of boxes whose ranges overlap or touch
  * (a box whose start equals the cluster's end joins it, and the cluster's
@@ -39,11 +42,20 @@ static const double MIB = 1048576.0;
 
 struct box { uint64_t t0, t1, lo, hi, seq; int dev, proc, live; uint32_t stack; uint64_t stream; };
 
+/* The largest ended boxes of one device of the run. */
+struct heap {
+	struct box *v;
+	size_t n, cap;
+	size_t all;                 /* boxes the device had, kept or not */
+};
+
 struct plot_map {
 	struct box *live;           /* open addressing by seq */
 	size_t cap, n;
-	struct box *done;
-	size_t ndone, capdone;
+	size_t keep;                /* boxes kept per device */
+	struct heap *dev;           /* per device index of the run (gdev) */
+	int ndev;
+	const struct analysis *a;   /* the sink's: a record's device of the run */
 };
 
 static uint64_t hmix(uint64_t x)
@@ -75,18 +87,90 @@ static int map_grow(struct plot_map *m)
 	return 0;
 }
 
+/* Is box x drawn before box y when not all can be: the larger first, the
+   earlier of two as large. */
+static int before(const struct box *x, const struct box *y)
+{
+	uint64_t sx = x->hi - x->lo, sy = y->hi - y->lo;
+
+	return sx != sy ? sx > sy : x->seq < y->seq;
+}
+
+static void sift_down(struct heap *h, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, r = l + 1, w = i;
+		struct box t;
+
+		if (l < h->n && before(&h->v[w], &h->v[l]))
+			w = l;
+		if (r < h->n && before(&h->v[w], &h->v[r]))
+			w = r;
+		if (w == i)
+			return;
+		t = h->v[i];
+		h->v[i] = h->v[w];
+		h->v[w] = t;
+		i = w;
+	}
+}
+
+static void sift_up(struct heap *h, size_t i)
+{
+	while (i) {
+		size_t p = (i - 1) / 2;
+		struct box t;
+
+		if (!before(&h->v[p], &h->v[i]))
+			return;
+		t = h->v[i];
+		h->v[i] = h->v[p];
+		h->v[p] = t;
+		i = p;
+	}
+}
+
+/* An ended (or, at the end, still live) box: kept when it is among its
+   device's largest keep. */
 static int map_done(struct plot_map *m, const struct box *b)
 {
-	if (m->ndone == m->capdone) {
-		size_t c = m->capdone ? m->capdone * 2 : 1024;
-		void *n = realloc(m->done, c * sizeof(*m->done));
+	int pd, g;
+	struct heap *h;
+
+	if (!m->a || b->proc < 0 || b->proc >= m->a->nprocs || b->dev < 0 || b->dev >= AN_MAX_DEV ||
+	    (pd = m->a->procs[b->proc].pdev[b->dev]) < 0 || (g = m->a->devs[pd].gdev) < 0)
+		return 0;
+	if (g >= m->ndev) {
+		void *n = realloc(m->dev, (size_t)(g + 1) * sizeof(*m->dev));
 
 		if (!n)
 			return -1;
-		m->done = n;
-		m->capdone = c;
+		m->dev = n;
+		memset(m->dev + m->ndev, 0, (size_t)(g + 1 - m->ndev) * sizeof(*m->dev));
+		m->ndev = g + 1;
 	}
-	m->done[m->ndone++] = *b;
+	h = &m->dev[g];
+	h->all++;
+	if (h->n == m->keep) {
+		if (!h->n || !before(b, &h->v[0]))
+			return 0;
+		h->v[0] = *b;
+		sift_down(h, 0);
+		return 0;
+	}
+	if (h->n == h->cap) {
+		size_t c = h->cap ? h->cap * 2 : 1024;
+		void *n;
+
+		if (c > m->keep)
+			c = m->keep;
+		if (!(n = realloc(h->v, c * sizeof(*h->v))))
+			return -1;
+		h->v = n;
+		h->cap = c;
+	}
+	h->v[h->n++] = *b;
+	sift_up(h, h->n - 1);
 	return 0;
 }
 
@@ -96,12 +180,13 @@ static int on_map(uint8_t kind)
 	       kind == MT_KIND_VMM_MAP;
 }
 
-static int map_record(void *ctx, const struct srec *r, uint64_t seq, uint64_t alloc_seq,
-		      uint64_t bytes, int dev)
+static int map_record(void *ctx, const struct analysis *a, const struct srec *r, uint64_t seq,
+		      uint64_t alloc_seq, uint64_t bytes, int dev)
 {
 	struct plot_map *m = ctx;
 	const struct mt_event *e = r->rec.p;
 
+	m->a = a;
 	(void)bytes;
 	if (r->rec.type == MT_REC_ALLOC || r->rec.type == MT_REC_ALLOC_EX) {
 		struct box b = { r->t, 0, e->addr, e->addr + e->bytes, seq, dev, r->proc, 0,
@@ -168,9 +253,13 @@ static int map_end(void *ctx)
 	return 0;
 }
 
-struct plot_map *plot_map_new(void)
+struct plot_map *plot_map_new(size_t keep)
 {
-	return calloc(1, sizeof(struct plot_map));
+	struct plot_map *m = calloc(1, sizeof(struct plot_map));
+
+	if (m)
+		m->keep = keep;
+	return m;
 }
 
 void plot_map_free(struct plot_map *m)
@@ -178,7 +267,9 @@ void plot_map_free(struct plot_map *m)
 	if (!m)
 		return;
 	free(m->live);
-	free(m->done);
+	for (int i = 0; i < m->ndev; i++)
+		free(m->dev[i].v);
+	free(m->dev);
 	free(m);
 }
 
@@ -245,21 +336,17 @@ static uint64_t map_gap(const struct box *v, size_t n)
 int plot_map_boxes(const struct analysis *a, const struct plot_map *m, int di, size_t max,
 		   struct plot_box **out, size_t *nout, size_t *nall)
 {
-	struct box *v = malloc((m->ndone + 1) * sizeof(*v));
+	const struct heap *h = di >= 0 && di < m->ndev ? &m->dev[di] : NULL;
+	struct box *v = malloc(((h ? h->n : 0) + 1) * sizeof(*v));
 	struct plot_box *o;
-	size_t n = 0;
+	size_t n = h ? h->n : 0;
 	uint64_t gap, off = 0, base = 0, cl_hi = 0;
 
 	if (!v)
 		return -1;
-	for (size_t i = 0; i < m->ndone; i++) {
-		const struct box *b = &m->done[i];
-		int pd = a->procs[b->proc].pdev[b->dev];
-
-		if (pd >= 0 && a->devs[pd].gdev == di)
-			v[n++] = *b;
-	}
-	*nall = n;
+	if (n)
+		memcpy(v, h->v, n * sizeof(*v));
+	*nall = h ? h->all : 0;
 	if (n > max) {
 		qsort(v, n, sizeof(*v), cmp_bytes_desc);
 		n = max;

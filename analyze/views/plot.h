@@ -21,7 +21,8 @@
    analysis pass: plot_map_sink() gives the sink to pass to it. */
 struct plot_map;
 
-struct plot_map *plot_map_new(void);
+/* keep: the boxes kept per device of the run, the largest (SIZE_MAX: all) */
+struct plot_map *plot_map_new(size_t keep);
 void plot_map_free(struct plot_map *m);
 struct an_sink plot_map_sink(struct plot_map *m);
 
