@@ -83,6 +83,17 @@ fpid=$(python3 -c 'import json; print(json.load(open("f.report.json"))["processe
 expect_eq "$?" 0 "py-steps-fixed: exit status ($(cat f.txt err))"
 expect_eq "$(cat f.txt)" "memtrace check: all 3 checks passed (3 rules)" "py-steps-fixed: text"
 
+# against the fixed run as baseline, its trace or its report's JSON: the same limits
+for base in f.bin f.report.json; do
+	"$MEMTRACE" check --json --baseline "$base" 'tensor_peak_allocated <= baseline' 'requested_peak <= baseline' \
+		'tensor_live_at_exit <= baseline + 1MiB' 'live_at_exit <= baseline' 'ooms <= baseline' s.bin >b.json 2>err
+	expect_eq "$?" 1 "baseline $base: exit status ($(cat err))"
+	expect_eq "$(python3 -c 'import json
+print([(x["pass"], x["value"], x["baseline"], x["limit"]) for x in json.load(open("b.json"))["results"]])')" \
+		"[(True, $((29 * MiB)), $((29 * MiB)), $((29 * MiB))), (True, $((29 * MiB)), $((29 * MiB)), $((29 * MiB))), (False, $((20 * MiB)), 0, $MiB), (True, 0, 0, 0), (True, 0, 0, 0)]" \
+		"baseline $base: results"
+done
+
 # py-oom: the verdict, named
 "$MEMTRACE" check --json 'ooms == 0' 'fragmentation == 0' 'oom_device_full == 0' 'oom_outside == 0' \
 	'oom_other_stream == 0' 'ooms[dev0] <= 1' oom.bin >oom.json 2>err
