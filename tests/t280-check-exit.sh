@@ -36,7 +36,7 @@ for c in s.findall("testcase"):
     f = c.find("failure")
     print(c.get("name"), "|", f.get("message") if f is not None else "ok")' "$T/j.xml")" "testsuites 3 1
 peak <= 112MiB (device 0) | ok
-live_at_exit <= 0 (device 0) | live at exit 20.0 MiB (20971520 B) on device 0; top site keep_loss at samples/leak.c:54 (20.0 MiB)
+live_at_exit <= 0 (device 0) | live at exit 20.0 MiB (20971520 B) on device 0; top site keep_loss (leak.c:54) < main (leak.c:76) (20.0 MiB)
 failures == 0 (device 0) | ok" "junit: parsed"
 
 # a baseline JSON that is not a report, or of a newer format

@@ -11,6 +11,7 @@
 #include <json-c/json.h>
 
 #include "model/check.h"
+#include "model/framework.h"
 
 struct chk_jbase {
 	json_object *root;
@@ -121,6 +122,98 @@ static uint64_t count_in(json_object *a, long dev, long pid)
 	return n;
 }
 
+/* The cache held at exit on the device entry d (of "devices", or of a
+   process's): the sum of the report's "cache_at_exit" entries of its
+   device; 0 when the list may be cut (REP_TOP entries) or, for a process
+   of a run of several, when the device has such entries (they are not
+   told apart by process). */
+static int cache_on(json_object *root, json_object *d, int of_proc, uint64_t *c)
+{
+	json_object *l = key(root, "cache_at_exit");
+	uint64_t dev, n, b;
+
+	*c = 0;
+	if (!num(d, "device", &dev))
+		return 0;
+	n = count_in(l, (long)dev, -1);
+	if (len(l) >= REP_TOP || (n && of_proc && len(key(root, "processes")) > 1))
+		return 0;
+	for (int i = 0; i < len(l); i++)
+		if (num(at(l, i), "device", &n) && n == dev && num(at(l, i), "bytes", &b))
+			*c += b;
+	return 1;
+}
+
+/* A framework figure from the report's "framework" (docs/report-json.md):
+   for the result on device dev (-1: none) of process pid (-1: the run). */
+static int fw_figure(json_object *root, const struct chk_rule *rule, int dev, long pid,
+		     uint64_t *v)
+{
+	static const enum fw_verdict verdicts[] = {
+		[CHK_OOM_FRAGMENTATION] = FW_FRAGMENTATION, [CHK_OOM_OTHER_STREAM] = FW_OTHER_STREAM,
+		[CHK_OOM_FULL] = FW_FULL, [CHK_OOM_OUTSIDE] = FW_OUTSIDE,
+	};
+	json_object *fw = key(root, "framework"), *devs = key(fw, "devices"), *x;
+	uint64_t n, p;
+	int found = 0;
+
+	*v = 0;
+	if (!fw)
+		return 0;
+	switch (rule->metric) {
+	case CHK_TENSOR_PEAK_ALLOCATED:
+	case CHK_REQUESTED_PEAK:
+		for (int i = 0; i < len(devs); i++) {
+			x = at(devs, i);
+			if (!num(x, "device", &n) || (long)n != dev)
+				continue;
+			if (pid < 0 ? num(x, "pid", &p) : !num(x, "pid", &p) || (long)p != pid)
+				continue;
+			return rule->metric == CHK_REQUESTED_PEAK ?
+			       num(key(x, "peak_requested"), "requested_bytes", v) :
+			       num(key(x, "peak_allocated"), "allocated_bytes", v);
+		}
+		return 0;
+	case CHK_TENSOR_LIVE_AT_EXIT:
+		if (pid >= 0) {
+			for (int i = 0; i < len(devs); i++) {
+				x = at(devs, i);
+				if (!num(x, "pid", &p) || (long)p != pid || !num(x, "device", &n) ||
+				    (rule->scope == CHK_DEV && (long)n != rule->scope_n) ||
+				    !num(key(x, "at_exit"), "allocated_bytes", &p))
+					continue;
+				*v += p;
+				found = 1;
+			}
+			return found;
+		}
+		x = key(fw, "leaks");
+		for (int i = 0; i < len(x); i++)
+			if (!(rule->scope == CHK_DEV && (!num(at(x, i), "device", &n) ||
+							 (long)n != rule->scope_n)) &&
+			    num(at(x, i), "bytes", &n))
+				*v += n;
+		return 1;
+	default: {
+		const char *want = rule->metric == CHK_OOMS ? NULL :
+				   fw_verdict_name(verdicts[rule->metric]);
+
+		x = key(fw, "ooms");
+		for (int i = 0; i < len(x); i++) {
+			json_object *vd = key(at(x, i), "verdict");
+
+			if ((rule->scope == CHK_DEV && (!num(at(x, i), "device", &n) ||
+						       (long)n != rule->scope_n)) ||
+			    (pid >= 0 && (!num(at(x, i), "pid", &p) || (long)p != pid)) ||
+			    (want && (!vd || strcmp(json_object_get_string(vd), want))))
+				continue;
+			(*v)++;
+		}
+		return 1;
+	}
+	}
+}
+
 int check_jbase_figure(const struct chk_jbase *b, const struct chk_rule *rule, int dev,
 		       uint64_t *v)
 {
@@ -157,14 +250,36 @@ int check_jbase_figure(const struct chk_jbase *b, const struct chk_rule *rule, i
 	case CHK_UNTRACED:
 		return num(d, "untraced_bytes_at_peak", v);
 	case CHK_LIVE_AT_EXIT:
-		if (d)
-			return num(d, "left_at_exit_bytes", v);
-		for (int i = 0; i < len(devs); i++) {
-			if (!num(at(devs, i), "left_at_exit_bytes", &n))
+		/* left at exit less the cache held at exit, as the leak
+		   candidates count it */
+		if (d) {
+			uint64_t c;
+
+			if (!num(d, "left_at_exit_bytes", v) || !cache_on(root, d, pid >= 0, &c))
 				return 0;
-			*v += n;
+			*v = *v > c ? *v - c : 0;
+			return 1;
+		}
+		for (int i = 0; i < len(devs); i++) {
+			uint64_t c;
+
+			if (!num(at(devs, i), "left_at_exit_bytes", &n) ||
+			    !cache_on(root, at(devs, i), pid >= 0, &c))
+				return 0;
+			*v += n > c ? n - c : 0;
 		}
 		return 1;
+	case CHK_TENSOR_PEAK_ALLOCATED:
+	case CHK_REQUESTED_PEAK:
+	case CHK_TENSOR_LIVE_AT_EXIT:
+	case CHK_OOMS:
+	case CHK_OOM_FRAGMENTATION:
+	case CHK_OOM_OTHER_STREAM:
+	case CHK_OOM_FULL:
+	case CHK_OOM_OUTSIDE:
+		return fw_figure(root, rule, dev, pid, v);
+	case CHK_DRAIN_SHARE:       /* never relative */
+		return 0;
 	case CHK_FAILURES:
 		if (!num(root, "failures_total", &n))
 			return 0;

@@ -34,16 +34,39 @@
 #include <string.h>
 
 #include "model/check.h"
+#include "model/framework.h"
 #include "trace/trace-read.h"
 
 static const char *const metric_names[CHK_NMETRICS] = {
 	"peak", "allocated_peak", "live_at_exit", "failures", "oom_retries", "untraced",
-	"shm_left",
+	"shm_left", "tensor_peak_allocated", "requested_peak", "tensor_live_at_exit", "ooms",
+	"oom_fragmentation", "oom_other_stream", "oom_device_full", "oom_outside",
+	"drain_share",
+};
+/* other names of the same figures */
+static const char *const metric_alt[CHK_NMETRICS] = {
+	[CHK_OOM_FRAGMENTATION] = "fragmentation",
 };
 static const char *const metric_words[CHK_NMETRICS] = {
 	"peak reserved", "allocated at the peak", "live at exit", "failed allocations",
 	"out-of-memory retries", "untraced at the peak", "left in /dev/shm",
+	"PyTorch's peak allocated", "PyTorch's peak requested", "tensors left at exit",
+	"PyTorch out-of-memory errors", "out-of-memory errors from fragmentation",
+	"out-of-memory errors from cache held by another stream",
+	"out-of-memory errors with the device full of tensors",
+	"out-of-memory errors from memory outside PyTorch", "drains",
 };
+/* the verdict of each CHK_OOM_* rule (0: any) */
+static int metric_verdict(enum chk_metric m)
+{
+	switch (m) {
+	case CHK_OOM_FRAGMENTATION: return FW_FRAGMENTATION;
+	case CHK_OOM_OTHER_STREAM: return FW_OTHER_STREAM;
+	case CHK_OOM_FULL: return FW_FULL;
+	case CHK_OOM_OUTSIDE: return FW_OUTSIDE;
+	default: return 0;
+	}
+}
 static const char *const op_names[] = { "<=", "<", ">=", ">", "==", "!=" };
 
 const char *check_op_name(enum chk_op op)
@@ -359,10 +382,11 @@ int check_expr_parse(const char *text, const struct chk_syntax *sx, struct chk_e
 	return 0;
 }
 
+/* a plain "N%" is parsed, and then taken only for drain_share */
 static const struct chk_syntax check_syntax = {
-	metric_names, NULL, CHK_NMETRICS, 1,
+	metric_names, metric_alt, CHK_NMETRICS, 1,
 	(1u << CHK_LE) | (1u << CHK_LT) | (1u << CHK_GE) | (1u << CHK_GT) | (1u << CHK_EQ) |
-	(1u << CHK_NE), 1, 0,
+	(1u << CHK_NE), 1, 1,
 };
 
 /*
@@ -398,7 +422,19 @@ int check_rule_add(struct chk_rules *rs, const char *text, char *err, size_t err
 	r.scope_n = e.scope_n;
 	r.op = e.op;
 	r.relative = e.relative;
-	if (e.relative) {
+	if (r.metric == CHK_DRAIN_SHARE && (e.relative || !e.pct)) {
+		seterr(err, errlen, "bad rule '%s': drain_share is a share of the run: a percent "
+		       "(drain_share <= 2%%)", text);
+		return -1;
+	}
+	if (r.metric != CHK_DRAIN_SHARE && !e.relative && e.pct) {
+		seterr(err, errlen, "bad rule '%s': a percent is of the baseline: baseline + N%%",
+		       text);
+		return -1;
+	}
+	if (r.metric == CHK_DRAIN_SHARE) {
+		r.share = e.value / 100.0;
+	} else if (e.relative) {
 		if (e.pct) {
 			r.pct = e.neg ? -e.value : e.value;
 		} else {
@@ -763,6 +799,19 @@ static int cmp(uint64_t v, enum chk_op op, uint64_t lim)
 	return 0;
 }
 
+static int cmp_share(double v, enum chk_op op, double lim)
+{
+	switch (op) {
+	case CHK_LE: return v <= lim;
+	case CHK_LT: return v < lim;
+	case CHK_GE: return v >= lim;
+	case CHK_GT: return v > lim;
+	case CHK_EQ: return v == lim;
+	case CHK_NE: return v != lim;
+	}
+	return 0;
+}
+
 static struct chk_result *add_result(struct eval *e, const struct chk_rule *rule, int dev,
 				     int proc)
 {
@@ -788,16 +837,33 @@ static void top_at_peak(const struct report *r, int di, struct chk_result *x)
 
 	if (l && l->n) {
 		x->st = l->v[0].st;
+		x->site = l->v[0].site;
 		x->site_bytes = l->v[0].bytes;
 	}
 }
 
-/* live_at_exit of the devices matching (dev -1: any; proc -1: any), less
-   the suppressed stacks; the largest stack left is the top site. */
+/* A call path that is no site (a failed call, an shm_open): named with
+   the frames the report's own section gives it. */
+static void top_stack(struct chk_result *x, const struct sym_stack *st, int nframes,
+		      uint64_t bytes)
+{
+	x->st = st;
+	x->site = NULL;
+	x->nframes = nframes;
+	x->site_bytes = bytes;
+}
+
+/*
+ * live_at_exit of the devices matching (dev -1: any; proc -1: any): what
+ * the report's leak candidates left, so less what a caching allocator
+ * held at exit (the report's "held by a caching allocator at exit", its
+ * cache: the sites of report.c's cache_exit) and less the suppressed
+ * stacks; the largest stack left is the top site.
+ */
 static void live_at_exit(struct eval *e, int dev, int proc, uint64_t left, struct chk_result *x)
 {
 	const struct analysis *a = e->a;
-	uint64_t hid = 0, best = 0;
+	uint64_t hid = 0, cache = 0, best = 0;
 
 	for (uint32_t i = 0; i < a->nsites; i++) {
 		const struct an_site *s = &a->sites[i];
@@ -805,16 +871,205 @@ static void live_at_exit(struct eval *e, int dev, int proc, uint64_t left, struc
 		if (s->host || s->dev < 0 || !s->live || (dev >= 0 && s->dev != dev) ||
 		    (proc >= 0 && s->proc != proc))
 			continue;
-		if (e->supp_of[i] >= 0) {
+		if (s->caching) {
+			cache += s->live;
+		} else if (e->supp_of[i] >= 0) {
 			hid += s->live;
 		} else if (s->live > best) {
 			best = s->live;
 			x->st = sym_stack(e->r->sy, a->s, s->proc, s->stack);
+			x->site = site_of(&e->r->sites, i);
 			x->site_bytes = s->live;
 		}
 	}
 	x->suppressed = hid;
+	x->cached = cache;
+	left = left > cache ? left - cache : 0;
 	x->value = left > hid ? left - hid : 0;
+}
+
+/* --- the framework's figures (model/framework.h) ----------------------- */
+
+/* Why a run has no framework figure: no framework record at all. */
+static void no_framework(const struct report *r, struct chk_result *x)
+{
+	size_t n;
+
+	n = (size_t)snprintf(x->missing, sizeof(x->missing), "the run has no PyTorch tensor "
+			     "records (docs/torch.md)");
+	for (int i = 0; i < r->a->nprocs && n < sizeof(x->missing); i++)
+		if (r->fw_off[i].p) {
+			snprintf(x->missing + n, sizeof(x->missing) - n, ": pid %" PRIu32 ": %.*s",
+				 rep_pid(r->a, i), (int)(r->fw_off[i].len > 200 ? 200 :
+							 r->fw_off[i].len), r->fw_off[i].p);
+			break;
+		}
+}
+
+static void top_tensor(const struct fw_model *m, const struct fw_held *h, uint32_t nh,
+		       struct chk_result *x)
+{
+	if (nh) {
+		x->fws = &m->sites[h[0].site];
+		x->site_bytes = h[0].bytes;
+	}
+}
+
+/* tensor_live_at_exit: the tensor leak candidates' bytes left at exit
+   (m->leaks, largest first) on device dev (-1: any); the largest of
+   those of process proc (-1: any) is the top site. */
+static uint64_t tensor_leaks(const struct fw_model *m, int dev, int proc, struct chk_result *x)
+{
+	uint64_t n = 0;
+
+	for (uint32_t i = 0; i < m->nleaks; i++) {
+		const struct fw_site *s = &m->sites[m->leaks[i]];
+
+		if (!s->exit_bytes || (dev >= 0 && s->dev != dev))
+			continue;
+		n += s->exit_bytes;
+		if (x->nleaks < CHK_LEAKS && (proc < 0 || s->proc == proc)) {
+			if (!x->fws) {
+				x->fws = s;
+				x->site_bytes = s->exit_bytes;
+			}
+			x->leaks[x->nleaks].s = s;
+			x->leaks[x->nleaks].bytes = s->exit_bytes;
+			x->leaks[x->nleaks++].count = s->exit_count;
+		}
+	}
+	return n;
+}
+
+/* The framework's figures of rule on the run, the process pi (-1: none),
+   appended to e->out as figures() does. */
+static int fw_figures(struct eval *e, const struct chk_rule *rule, int pi)
+{
+	const struct report *r = e->r;
+	const struct analysis *a = r->a;
+	const struct fw_model *m = a->fw;
+	long dev = rule->scope == CHK_DEV ? rule->scope_n : -1;
+	struct chk_result *x;
+	int n = 0, rundevs = 0, onedev = -1;
+
+	if (!m) {
+		if (!(x = add_result(e, rule, (int)dev, pi)))
+			return -1;
+		no_framework(r, x);
+		return 0;
+	}
+	for (int i = 0; i < m->ndevs; i++)
+		if (m->devs[i].proc < 0) {
+			rundevs++;
+			onedev = m->devs[i].dev;
+		}
+	switch (rule->metric) {
+	case CHK_TENSOR_PEAK_ALLOCATED:
+	case CHK_REQUESTED_PEAK:
+		/* one result per device: the run's, or the process's */
+		for (int i = 0; i < m->ndevs; i++) {
+			const struct fw_dev *d = &m->devs[i];
+			const struct fw_moment *mo = rule->metric == CHK_REQUESTED_PEAK ?
+						     &d->peak_req : &d->peak_alloc;
+
+			if ((pi >= 0 ? d->proc != pi : d->proc >= 0) || (dev >= 0 && d->dev != dev))
+				continue;
+			if (!(x = add_result(e, rule, d->dev, pi)))
+				return -1;
+			n++;
+			x->value = rule->metric == CHK_REQUESTED_PEAK ? mo->st.requested :
+				   mo->st.allocated;
+			top_tensor(m, mo->held, mo->nheld, x);
+		}
+		break;
+	case CHK_TENSOR_LIVE_AT_EXIT:
+		if (pi >= 0) {
+			/* the process's devices, each at the process's end: its
+			   blocks never freed */
+			for (int i = 0; i < m->ndevs; i++)
+				n += m->devs[i].proc == pi && (dev < 0 || m->devs[i].dev == dev);
+			if (!n)
+				break;
+			if (!(x = add_result(e, rule, (int)dev, pi)))
+				return -1;
+			for (int i = 0; i < m->ndevs; i++) {
+				const struct fw_dev *d = &m->devs[i];
+
+				if (d->proc != pi || (dev >= 0 && d->dev != dev))
+					continue;
+				x->value += d->end.allocated;
+				if (!x->fws)
+					tensor_leaks(m, d->dev, pi, x);
+			}
+			for (int i = 0; i < m->ndevs && !x->fws && x->value; i++)
+				if (m->devs[i].proc == pi && (dev < 0 || m->devs[i].dev == dev))
+					tensor_leaks(m, m->devs[i].dev, -1, x);
+			break;
+		}
+		for (int i = 0; i < m->ndevs; i++)
+			n += m->devs[i].proc < 0 && (dev < 0 || m->devs[i].dev == dev);
+		if (!n)
+			break;
+		if (!(x = add_result(e, rule, dev >= 0 ? (int)dev : rundevs == 1 ? onedev : -1, -1)))
+			return -1;
+		x->value = tensor_leaks(m, (int)dev, -1, x);
+		break;
+	case CHK_OOMS:
+	case CHK_OOM_FRAGMENTATION:
+	case CHK_OOM_OTHER_STREAM:
+	case CHK_OOM_FULL:
+	case CHK_OOM_OUTSIDE: {
+		int v = metric_verdict(rule->metric);
+
+		for (int i = 0; i < m->ndevs; i++)
+			n += (pi >= 0 ? m->devs[i].proc == pi : m->devs[i].proc < 0) &&
+			     (dev < 0 || m->devs[i].dev == dev);
+		if (!n)
+			break;
+		if (!(x = add_result(e, rule, dev >= 0 ? (int)dev : rundevs == 1 ? onedev : -1, pi)))
+			return -1;
+		for (uint32_t i = 0; i < m->nooms; i++) {
+			const struct fw_oom *o = &m->ooms[i];
+
+			if ((v && (int)o->verdict != v) || (dev >= 0 && o->dev != dev) ||
+			    (pi >= 0 && o->proc != pi))
+				continue;
+			if (!x->value++) {
+				x->oom = o;
+				top_tensor(m, o->top, (uint32_t)o->ntop, x);
+			}
+		}
+		break;
+	}
+	case CHK_DRAIN_SHARE:
+		n = 1;
+		if (!(x = add_result(e, rule, -1, -1)))
+			return -1;
+		if (rule->scope != CHK_ALL) {
+			snprintf(x->missing, sizeof(x->missing), "the drains are counted for the whole "
+				 "run: drain_share takes no scope");
+			break;
+		}
+		x->is_share = 1;
+		x->share = a->duration ? (double)m->drain_ns / (double)a->duration : 0.0;
+		x->share_limit = rule->share;
+		/* the count and the time, for the text */
+		x->value = m->drains;
+		x->site_bytes = m->drain_ns;
+		break;
+	default:
+		return 0;
+	}
+	if (!n) {
+		if (!(x = add_result(e, rule, (int)dev, pi)))
+			return -1;
+		if (pi >= 0)
+			snprintf(x->missing, sizeof(x->missing), "pid %" PRIu32 " has no PyTorch tensor "
+				 "records%s", rep_pid(a, pi), dev >= 0 ? " on that device" : "");
+		else
+			snprintf(x->missing, sizeof(x->missing), "PyTorch used no device %ld", dev);
+	}
+	return 0;
 }
 
 /* Failures (and their first stack) of a device or process. */
@@ -828,10 +1083,8 @@ static uint64_t count_failures(const struct analysis *a, const struct report *r,
 
 		if ((dev >= 0 && f->dev != dev) || (proc >= 0 && f->proc != proc))
 			continue;
-		if (!n++) {
-			x->st = sym_stack(r->sy, a->s, f->proc, f->stack);
-			x->site_bytes = f->requested;
-		}
+		if (!n++)
+			top_stack(x, sym_stack(r->sy, a->s, f->proc, f->stack), 2, f->requested);
 	}
 	return n;
 }
@@ -845,6 +1098,17 @@ static int figures(struct eval *e, const struct chk_rule *rule)
 	int di = -1, pi = -1;
 	struct chk_result *x;
 
+	if (rule->metric >= CHK_FW_FIRST) {
+		if ((rule->scope == CHK_PID || rule->scope == CHK_RANK) &&
+		    (pi = proc_of(a, rule->scope, rule->scope_n)) < 0) {
+			if (!(x = add_result(e, rule, -1, -1)))
+				return -1;
+			snprintf(x->missing, sizeof(x->missing), "no traced process has %s %ld",
+				 rule->scope == CHK_PID ? "pid" : "rank", rule->scope_n);
+			return 0;
+		}
+		return fw_figures(e, rule, pi);
+	}
 	if (rule->scope == CHK_DEV && (di = gdev_of(r, rule->scope_n)) < 0) {
 		if (!(x = add_result(e, rule, (int)rule->scope_n, -1)))
 			return -1;
@@ -961,9 +1225,9 @@ static int figures(struct eval *e, const struct chk_rule *rule)
 				for (uint32_t k = 0; k < a->nfailures; k++)
 					if (a->failures[k].time == s->time &&
 					    a->failures[k].proc == s->proc) {
-						x->st = sym_stack(r->sy, a->s, s->proc,
-								  a->failures[k].stack);
-						x->site_bytes = s->requested;
+						top_stack(x, sym_stack(r->sy, a->s, s->proc,
+								       a->failures[k].stack), 2,
+							  s->requested);
 						break;
 					}
 				if (x->dev < 0)
@@ -988,13 +1252,12 @@ static int figures(struct eval *e, const struct chk_rule *rule)
 			const struct shm_seg *s = &r->shm.segs[i];
 
 			if (!s->unlinked && !s->attached && (pi < 0 || s->proc == pi)) {
-				x->st = sym_stack(r->sy, a->s, s->proc, s->stack);
-				x->site_bytes = s->size;
+				top_stack(x, sym_stack(r->sy, a->s, s->proc, s->stack), 3, s->size);
 				break;
 			}
 		}
 		return 0;
-	case CHK_NMETRICS:
+	default:
 		break;
 	}
 	return 0;
@@ -1119,6 +1382,8 @@ int check_eval_with(struct chk_rules *rs, const struct report *r, const struct r
 
 			if (x->missing[0]) {
 				x->pass = 0;
+			} else if (x->is_share) {
+				x->pass = cmp_share(x->share, rule->op, x->share_limit);
 			} else if (rule->relative) {
 				uint64_t b = 0;
 				double lim;

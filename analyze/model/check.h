@@ -1,11 +1,15 @@
 /*
  * check.h - `memtrace check`: rules over the figures of a run (peak,
- * allocated_peak, live_at_exit, failures, oom_retries, untraced, shm_left),
- * suppressions of memory kept on purpose until exit, and their evaluation.
+ * allocated_peak, live_at_exit, failures, oom_retries, untraced, shm_left;
+ * and PyTorch's: tensor_peak_allocated, requested_peak,
+ * tensor_live_at_exit, ooms and their verdicts, drain_share), suppressions
+ * of memory kept on purpose until exit, and their evaluation.
  *
  * Every figure is read from the run model (struct report and its analysis,
- * as docs/analysis.md defines them); nothing is recomputed here, except
- * that live_at_exit leaves out what suppressions hide. docs/check.md is the
+ * its framework layer, as docs/analysis.md defines them); nothing is
+ * recomputed here, except that live_at_exit leaves out what suppressions
+ * hide and, as the report's leak candidates do, what a caching allocator
+ * held at exit (its cache). docs/check.md is the
  * user's side: syntax, scopes, output, exit status.
  *
  * Functions return 0 / -1 (NULL) with a message in err; they never print.
@@ -19,8 +23,20 @@
 
 enum chk_metric {
 	CHK_PEAK, CHK_ALLOCATED_PEAK, CHK_LIVE_AT_EXIT, CHK_FAILURES, CHK_OOM_RETRIES,
-	CHK_UNTRACED, CHK_SHM_LEFT, CHK_NMETRICS
+	CHK_UNTRACED, CHK_SHM_LEFT,
+	/* the framework's (PyTorch's caching allocator, model/framework.h) */
+	CHK_TENSOR_PEAK_ALLOCATED,  /* allocated_bytes at its peak, per device */
+	CHK_REQUESTED_PEAK,         /* requested_bytes at its peak, per device */
+	CHK_TENSOR_LIVE_AT_EXIT,    /* tensor leak candidates' bytes left at exit */
+	CHK_OOMS,                   /* out-of-memory errors, any verdict */
+	CHK_OOM_FRAGMENTATION,      /* ... whose verdict is each of enum fw_verdict */
+	CHK_OOM_OTHER_STREAM,
+	CHK_OOM_FULL,
+	CHK_OOM_OUTSIDE,
+	CHK_DRAIN_SHARE,            /* the drains' time over the run's duration */
+	CHK_NMETRICS
 };
+#define CHK_FW_FIRST CHK_TENSOR_PEAK_ALLOCATED
 enum chk_scope { CHK_ALL, CHK_DEV, CHK_PID, CHK_RANK };
 enum chk_op { CHK_LE, CHK_LT, CHK_GE, CHK_GT, CHK_EQ, CHK_NE };
 
@@ -37,6 +53,8 @@ struct chk_rule {
 	                               and UINT64_MAX) */
 	int sub;
 	double pct;                 /* relative: percent of the baseline added */
+	double share;               /* drain_share: the limit, a fraction of the
+	                               run (written as a percent) */
 };
 
 /*
@@ -89,6 +107,8 @@ struct chk_rules {
 	int ns;
 };
 
+#define CHK_LEAKS 3              /* tensor leak candidates a result names */
+
 /* One figure a rule was checked against (one per device for the rules
    that are per device). */
 struct chk_result {
@@ -101,9 +121,25 @@ struct chk_result {
 	int dev;                    /* device index, -1 none */
 	int proc;                   /* process index, -1 none (the run) */
 	uint64_t suppressed;        /* live_at_exit: bytes hidden by suppressions */
-	/* the top site: where to look first; st NULL when none */
+	uint64_t cached;            /* live_at_exit: bytes a caching allocator held
+	                               at exit (its cache, not a leak: left out) */
+	/* drain_share: the figure and its limit as fractions of the run */
+	int is_share;
+	double share, share_limit;
+	/* the top site: where to look first; none when st, site and fws are
+	   all NULL. site: a CUDA-level site (named by rep_site_name); else st,
+	   a call path (rep_stack_name, nframes of it); fws: a tensor site
+	   (fw_site_name) */
 	const struct sym_stack *st;
+	const struct site *site;
+	int nframes;
+	const struct fw_site *fws;
+	const struct fw_oom *oom;   /* an OOM rule: the first of them */
 	uint64_t site_bytes;
+	/* tensor_live_at_exit: the tensor leak candidates left at exit, the
+	   largest first (fws is leaks[0]) */
+	struct { const struct fw_site *s; uint64_t bytes, count; } leaks[CHK_LEAKS];
+	int nleaks;
 	const char *what;           /* the figure in words: "peak reserved" */
 	char missing[512];          /* not "": the figure does not exist (why) */
 };
@@ -167,7 +203,9 @@ int check_junit(const struct chk_rules *rs, const struct chk_outcome *o, const s
 /* One result in words, without the rule (check-text.c): "live at exit
    20.0 MiB on device 0 ...; top site keep_loss at leak.c:40 (20.0 MiB)". */
 void check_describe(FILE *f, const struct report *r, const struct chk_result *x);
-/* "keep_loss at samples/leak.c:40", or NULL when x has no site. */
-const char *check_site(char *buf, size_t len, const struct chk_result *x);
+/* The top site's name, as every view names it (rep_site_name,
+   rep_stack_name, fw_site_name): "keep_loss (leak.c:40) < main (leak.c:83)",
+   "py-steps.py:38 step < py-steps.py:46 main"; NULL when x has no site. */
+const char *check_site(char *buf, size_t len, const struct report *r, const struct chk_result *x);
 
 #endif

@@ -8,6 +8,8 @@
 #include <string.h>
 
 #include "model/diff.h"
+#include "model/framework.h"
+#include "trace/trace-read.h"
 
 static const char *const fig_names[DF_NFIGS] = {
 	[DF_PEAK_RESERVED] = "peak_reserved_bytes",
@@ -18,6 +20,12 @@ static const char *const fig_names[DF_NFIGS] = {
 	[DF_LEFT_AT_EXIT] = "left_at_exit_bytes",
 	[DF_FAILURES] = "failures",
 	[DF_OOM_RETRIES] = "oom_retries",
+	[DF_FW_PEAK_ALLOCATED] = "tensor_peak_allocated_bytes",
+	[DF_FW_PEAK_REQUESTED] = "peak_requested_bytes",
+	[DF_FW_PEAK_RESERVED] = "framework_peak_reserved_bytes",
+	[DF_FW_CACHED] = "cached_bytes_at_peak_allocated",
+	[DF_FW_LEFT_AT_EXIT] = "tensor_left_at_exit_bytes",
+	[DF_FW_OOMS] = "ooms",
 };
 
 static const char *const fig_words[DF_NFIGS] = {
@@ -29,6 +37,12 @@ static const char *const fig_words[DF_NFIGS] = {
 	[DF_LEFT_AT_EXIT] = "live_at_exit",
 	[DF_FAILURES] = "failures",
 	[DF_OOM_RETRIES] = "oom_retries",
+	[DF_FW_PEAK_ALLOCATED] = "tensor_peak_allocated",
+	[DF_FW_PEAK_REQUESTED] = "requested_peak",
+	[DF_FW_PEAK_RESERVED] = "framework_reserved_peak",
+	[DF_FW_CACHED] = "framework_cached",
+	[DF_FW_LEFT_AT_EXIT] = "tensor_live_at_exit",
+	[DF_FW_OOMS] = "ooms",
 };
 
 const char *diff_figure_name(enum diff_figure f)
@@ -150,8 +164,10 @@ static void figures(struct diff_fig *f, const struct analysis *a, int di, int af
 	int64_t v[DF_NFIGS] = { 0 };
 	int known[DF_NFIGS];
 
-	for (int i = 0; i < DF_NFIGS; i++)
+	for (int i = 0; i < DF_FW_FIRST; i++)
 		known[i] = 1;
+	for (int i = DF_FW_FIRST; i < DF_NFIGS; i++)
+		known[i] = 0;
 	v[DF_PEAK_RESERVED] = (int64_t)d->peak.reserved;
 	v[DF_PEAK_ALLOCATED] = (int64_t)d->peak.allocated;
 	v[DF_CACHED] = (int64_t)(d->peak.reserved - d->peak.allocated);
@@ -431,6 +447,275 @@ out:
 	return rc;
 }
 
+/* --- the framework: PyTorch's allocator (model/framework.h) ------------ */
+
+/* The figures of framework device fi of a, as the report gives them: the
+   peaks of allocated, requested and reserved, cached at the peak of
+   allocated, the tensor leak candidates' bytes left at exit (a process's
+   device: its blocks never freed, at its end) and the OOMs. */
+static void fw_figures(struct diff_fig *f, const struct analysis *a, int fi, int after)
+{
+	const struct fw_model *m = a->fw;
+	const struct fw_dev *d = &m->devs[fi];
+	int64_t v[DF_NFIGS] = { 0 };
+
+	v[DF_FW_PEAK_ALLOCATED] = (int64_t)d->peak_alloc.st.allocated;
+	v[DF_FW_PEAK_REQUESTED] = (int64_t)d->peak_req.st.requested;
+	v[DF_FW_PEAK_RESERVED] = (int64_t)d->peak_res.st.reserved;
+	v[DF_FW_CACHED] = (int64_t)d->peak_alloc.st.cached;
+	if (d->proc >= 0) {
+		v[DF_FW_LEFT_AT_EXIT] = (int64_t)d->end.allocated;
+	} else {
+		for (uint32_t i = 0; i < m->nleaks; i++)
+			if (m->sites[m->leaks[i]].dev == d->dev)
+				v[DF_FW_LEFT_AT_EXIT] += (int64_t)m->sites[m->leaks[i]].exit_bytes;
+	}
+	for (uint32_t i = 0; i < m->nooms; i++)
+		v[DF_FW_OOMS] += m->ooms[i].dev == d->dev && (d->proc < 0 || m->ooms[i].proc == d->proc);
+	for (int i = DF_FW_FIRST; i < DF_NFIGS; i++) {
+		if (after) {
+			f[i].after = v[i];
+			f[i].has_after = 1;
+		} else {
+			f[i].before = v[i];
+			f[i].has_before = 1;
+		}
+	}
+}
+
+static struct diff_dev *add_fwdev(struct diff *d, int dev, int fb, int fa, int pb, int pa)
+{
+	struct diff_dev *r = &d->fwdevs[d->nfwdevs++];
+
+	memset(r, 0, sizeof(*r));
+	r->dev = dev;
+	r->db = fb;
+	r->da = fa;
+	r->pb = pb;
+	r->pa = pa;
+	if (fb >= 0)
+		fw_figures(r->f, d->rb->a, fb, 0);
+	if (fa >= 0)
+		fw_figures(r->f, d->ra->a, fa, 1);
+	return r;
+}
+
+/* The host name of a framework device's host index. */
+static void fw_host(const struct analysis *a, const struct fw_dev *fd, const char **h, size_t *l)
+{
+	*h = "";
+	*l = 0;
+	for (int i = 0; i < a->ndevs; i++)
+		if (a->devs[i].host == fd->host) {
+			an_hostname(a, a->devs[i].host_proc, h, l);
+			return;
+		}
+}
+
+static int fw_same(const struct analysis *b, int fb, const struct analysis *a, int fa)
+{
+	const struct fw_dev *x = &b->fw->devs[fb], *y = &a->fw->devs[fa];
+	const char *hb, *ha;
+	size_t lb, la;
+
+	if (x->dev != y->dev)
+		return 0;
+	if (b->nhosts <= 1 && a->nhosts <= 1)
+		return 1;
+	fw_host(b, x, &hb, &lb);
+	fw_host(a, y, &ha, &la);
+	return lb == la && !memcmp(hb, ha, lb);
+}
+
+/* The framework devices of process p before and q after (-1, -1: the
+   run's), matched by device (and host). */
+static int fw_match(struct diff *d, int p, int q)
+{
+	const struct analysis *b = d->rb->a, *a = d->ra->a;
+	int nb = b->fw ? b->fw->ndevs : 0, na = a->fw ? a->fw->ndevs : 0;
+	char *used = calloc((size_t)na + 1, 1);
+
+	if (!used)
+		return -1;
+	for (int i = 0; i < nb; i++) {
+		int fa = -1;
+
+		if (b->fw->devs[i].proc != p)
+			continue;
+		for (int j = 0; j < na && fa < 0; j++)
+			if (!used[j] && a->fw->devs[j].proc == q && fw_same(b, i, a, j)) {
+				used[j] = 1;
+				fa = j;
+			}
+		add_fwdev(d, b->fw->devs[i].dev, i, fa, p, q);
+	}
+	for (int j = 0; j < na; j++)
+		if (!used[j] && a->fw->devs[j].proc == q)
+			add_fwdev(d, a->fw->devs[j].dev, -1, j, p, q);
+	free(used);
+	return 0;
+}
+
+static int match_fwdevs(struct diff *d)
+{
+	const struct analysis *b = d->rb->a, *a = d->ra->a;
+	int n = (b->fw ? b->fw->ndevs : 0) + (a->fw ? a->fw->ndevs : 0);
+
+	if (!(d->fwdevs = calloc((size_t)n + 1, sizeof(*d->fwdevs))))
+		return -1;
+	if (fw_match(d, -1, -1))
+		return -1;
+	d->nfw_gdev_rows = d->nfwdevs;
+	if (!d->procs_correspond || (b->nprocs < 2 && a->nprocs < 2))
+		return 0;
+	for (int p = 0; p < b->nprocs; p++)
+		if (fw_match(d, p, d->pair_b[p]))
+			return -1;
+	return 0;
+}
+
+/* The Python frames of a tensor site as the diff matches them: the
+   device, then each frame's file (cleaned), line (0 when lines is 0) and
+   function, innermost first. */
+static char *tsite_key(const struct analysis *a, const struct fw_site *s, int lines)
+{
+	struct trace_fw_frame fr[64];
+	uint32_t nf = 0;
+	char *k = NULL, path[1024], file[1024];
+	size_t len = 0;
+	FILE *f = open_memstream(&k, &len);
+
+	if (!f)
+		return NULL;
+	if (s->stack)
+		nf = trace_fw_stack_frames(stream_proc(a->s, s->proc)->t, s->stack, fr, 64);
+	fprintf(f, "%d|", s->dev);
+	for (uint32_t i = 0; i < nf && i < 64; i++) {
+		snprintf(file, sizeof(file), "%.*s", (int)fr[i].file_len, fr[i].file);
+		clean_path(file, path, sizeof(path));
+		fprintf(f, "%s:%" PRIu32 " %.*s|", path, lines ? fr[i].line : 0,
+			(int)fr[i].function_len, fr[i].function);
+	}
+	if (fclose(f)) {
+		free(k);
+		return NULL;
+	}
+	return k;
+}
+
+/* Per tensor site of a: the bytes it held at the peak of allocated of its
+   device (the run's framework devices). */
+static uint64_t *tpeak_bytes(const struct analysis *a)
+{
+	const struct fw_model *m = a->fw;
+	uint64_t *v = calloc((m ? m->nsites : 0) + 1, sizeof(*v));
+
+	if (!v || !m)
+		return v;
+	for (int i = 0; i < m->ndevs; i++) {
+		const struct fw_moment *mo = &m->devs[i].peak_alloc;
+
+		if (m->devs[i].proc >= 0)
+			continue;
+		for (uint32_t k = 0; k < mo->nheld; k++)
+			v[mo->held[k].site] += mo->held[k].bytes;
+	}
+	return v;
+}
+
+static int match_tsites(struct diff *d)
+{
+	const struct analysis *rb = d->rb->a, *ra = d->ra->a;
+	uint32_t nb = rb->fw ? rb->fw->nsites : 0, na = ra->fw ? ra->fw->nsites : 0;
+	uint64_t *pb = tpeak_bytes(rb), *pa = tpeak_bytes(ra);
+	char **kb[2] = { NULL, NULL }, **ka[2] = { NULL, NULL };
+	int *of_a = calloc((size_t)na + 1, sizeof(int)), rc = -1;
+
+	for (int l = 0; l < 2; l++) {
+		kb[l] = calloc((size_t)nb + 1, sizeof(char *));
+		ka[l] = calloc((size_t)na + 1, sizeof(char *));
+	}
+	d->tsites = calloc((size_t)nb + na + 1, sizeof(*d->tsites));
+	d->t_at_peak = calloc((size_t)nb + na + 1, sizeof(int));
+	d->t_at_exit = calloc((size_t)nb + na + 1, sizeof(int));
+	if (!pb || !pa || !of_a || !kb[0] || !kb[1] || !ka[0] || !ka[1] || !d->tsites ||
+	    !d->t_at_peak || !d->t_at_exit)
+		goto out;
+	for (int l = 0; l < 2; l++) {
+		for (uint32_t i = 0; i < nb; i++)
+			if (!(kb[l][i] = tsite_key(rb, &rb->fw->sites[i], !l)))
+				goto out;
+		for (uint32_t i = 0; i < na; i++)
+			if (!(ka[l][i] = tsite_key(ra, &ra->fw->sites[i], !l)))
+				goto out;
+	}
+	for (uint32_t i = 0; i < nb; i++) {
+		struct diff_site *s = &d->tsites[d->ntsites++];
+
+		s->tb = &rb->fw->sites[i];
+		s->dev = s->tb->dev;
+		s->match = DM_BEFORE_ONLY;
+		s->peak_b = pb[i];
+		s->exit_b = s->tb->exit_bytes;
+	}
+	/* exact frames first, then files and functions alone: fuzzy */
+	for (int l = 0; l < 2; l++)
+		for (uint32_t j = 0; j < na; j++) {
+			if (of_a[j])
+				continue;
+			for (int i = 0; i < d->ntsites; i++) {
+				struct diff_site *s = &d->tsites[i];
+
+				if (s->ta || strcmp(kb[l][s->tb->id - 1], ka[l][j]))
+					continue;
+				s->ta = &ra->fw->sites[j];
+				s->match = l ? DM_FUZZY : DM_EXACT;
+				of_a[j] = 1;
+				break;
+			}
+		}
+	for (uint32_t j = 0; j < na; j++)
+		if (!of_a[j]) {
+			struct diff_site *s = &d->tsites[d->ntsites++];
+
+			s->ta = &ra->fw->sites[j];
+			s->dev = s->ta->dev;
+			s->match = DM_AFTER_ONLY;
+		}
+	for (int i = 0; i < d->ntsites; i++) {
+		struct diff_site *s = &d->tsites[i];
+
+		if (s->ta) {
+			s->peak_a = pa[s->ta->id - 1];
+			s->exit_a = s->ta->exit_bytes;
+		}
+		d->tnmatch[s->match]++;
+		if (s->peak_a != s->peak_b)
+			d->t_at_peak[d->ntpeak++] = i;
+		if (s->exit_a != s->exit_b)
+			d->t_at_exit[d->ntexit++] = i;
+	}
+	rank_sites = d->tsites;
+	rank_exit = 0;
+	qsort(d->t_at_peak, (size_t)d->ntpeak, sizeof(int), cmp_rank);
+	rank_exit = 1;
+	qsort(d->t_at_exit, (size_t)d->ntexit, sizeof(int), cmp_rank);
+	rc = 0;
+out:
+	for (int l = 0; l < 2; l++) {
+		for (uint32_t i = 0; kb[l] && i < nb; i++)
+			free(kb[l][i]);
+		for (uint32_t i = 0; ka[l] && i < na; i++)
+			free(ka[l][i]);
+		free(kb[l]);
+		free(ka[l]);
+	}
+	free(pb);
+	free(pa);
+	free(of_a);
+	return rc;
+}
+
 int diff_build(struct diff *d, const struct report *before, const struct report *after,
 	       char *err, size_t errlen)
 {
@@ -453,6 +738,9 @@ int diff_build(struct diff *d, const struct report *before, const struct report 
 	match_devs(d);
 	if (match_sites(d))
 		goto oom;
+	d->has_fw = b->fw || a->fw;
+	if (d->has_fw && (match_fwdevs(d) || match_tsites(d)))
+		goto oom;
 	return 0;
 oom:
 	snprintf(err, errlen, "out of memory");
@@ -468,16 +756,23 @@ void diff_free(struct diff *d)
 	free(d->sites);
 	free(d->at_peak);
 	free(d->at_exit);
+	free(d->fwdevs);
+	free(d->tsites);
+	free(d->t_at_peak);
+	free(d->t_at_exit);
 	memset(d, 0, sizeof(*d));
 }
 
 int diff_exceeds(const struct diff *d, enum diff_figure f, double limit, int pct)
 {
-	for (int i = 0; i < d->ngdev_rows; i++) {
-		const struct diff_fig *x = &d->devs[i].f[f];
+	const struct diff_dev *rows = f >= DF_FW_FIRST ? d->fwdevs : d->devs;
+	int n = f >= DF_FW_FIRST ? d->nfw_gdev_rows : d->ngdev_rows;
+
+	for (int i = 0; i < n; i++) {
+		const struct diff_fig *x = &rows[i].f[f];
 		double grew;
 
-		if (d->devs[i].db < 0 || d->devs[i].da < 0 || !x->has_before || !x->has_after)
+		if (rows[i].db < 0 || rows[i].da < 0 || !x->has_before || !x->has_after)
 			continue;
 		grew = (double)(x->after - x->before);
 		if (pct ? (x->before ? grew * 100.0 / (double)x->before > limit : grew > 0)

@@ -23,18 +23,29 @@ enum diff_figure {
 	DF_LEFT_AT_EXIT,
 	DF_FAILURES,
 	DF_OOM_RETRIES,
+	/* the framework's (PyTorch's allocator, model/framework.h): rows of
+	   struct diff.fwdevs */
+	DF_FW_PEAK_ALLOCATED,   /* allocated_bytes at its peak */
+	DF_FW_PEAK_REQUESTED,   /* requested_bytes at its peak */
+	DF_FW_PEAK_RESERVED,    /* the framework's reserved at its peak */
+	DF_FW_CACHED,           /* cached at the peak of allocated */
+	DF_FW_LEFT_AT_EXIT,     /* tensor leak candidates' bytes left at exit */
+	DF_FW_OOMS,             /* out-of-memory errors */
 	DF_NFIGS
 };
+#define DF_FW_FIRST DF_FW_PEAK_ALLOCATED
 
 struct diff_fig {
 	int64_t before, after;
 	int has_before, has_after;  /* 0: not known on that side */
 };
 
-/* A device (gdev) of the run, or one process's device (pdev). */
+/* A device (gdev) of the run, or one process's device (pdev); in
+   struct diff.fwdevs, a framework device (struct fw_dev). */
 struct diff_dev {
 	int dev;                    /* device index */
-	int db, da;                 /* index in a->devs before / after, -1 none */
+	int db, da;                 /* index in a->devs (fwdevs: a->fw->devs)
+	                               before / after, -1 none */
 	int pb, pa;                 /* processes of a pdev row, -1 for a gdev */
 	struct diff_fig f[DF_NFIGS];
 };
@@ -44,6 +55,7 @@ enum diff_match { DM_EXACT, DM_FUZZY, DM_BEFORE_ONLY, DM_AFTER_ONLY };
 struct diff_site {
 	int dev;                    /* -1 pinned host */
 	const struct site *b, *a;   /* NULL when the run has no such site */
+	const struct fw_site *tb, *ta;  /* tensor sites (struct diff.tsites) */
 	enum diff_match match;
 	uint64_t peak_b, peak_a;    /* held at its device's peak */
 	uint64_t exit_b, exit_a;    /* left at exit */
@@ -63,6 +75,18 @@ struct diff {
 	int nmatch[4];              /* sites per enum diff_match */
 	int *at_peak, npeak;        /* sites whose peak bytes changed, ranked */
 	int *at_exit, nexit;        /* sites whose exit bytes changed, ranked */
+	/* the framework's: present when either run has framework records */
+	int has_fw;
+	struct diff_dev *fwdevs;    /* the run's framework devices, then the
+	                               processes' (as devs) */
+	int nfwdevs, nfw_gdev_rows;
+	struct diff_site *tsites;   /* tensor sites matched by their Python
+	                               frames; peak_*: held at the peak of
+	                               allocated of their device */
+	int ntsites;
+	int tnmatch[4];
+	int *t_at_peak, ntpeak;
+	int *t_at_exit, ntexit;
 };
 
 int diff_build(struct diff *d, const struct report *before, const struct report *after,
@@ -77,7 +101,8 @@ const char *diff_figure_word(enum diff_figure f);
 int diff_figure_parse(const char *word);
 
 /*
- * --fail-if: 1 when on some device both runs have, figure f grew by more
+ * --fail-if: 1 when on some device both runs have (a framework figure:
+ * some framework device), figure f grew by more
  * than limit (a percent of the figure before when pct; bytes or a count
  * otherwise); 0 when it did not.
  */

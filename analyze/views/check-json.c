@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "model/check.h"
+#include "model/framework.h"
 #include "views/format.h"
 
 static void str(FILE *f, const char *s)
@@ -15,10 +16,40 @@ static void str(FILE *f, const char *s)
 	rep_json_str(f, s, strlen(s));
 }
 
+static void share(FILE *f, const char *k, double v)
+{
+	fprintf(f, ",\"%s\":%.4f", k, v);
+}
+
+/* A tensor site: its name and main frame, its id in the report's
+   "framework"."sites" */
+static void tensor_site(FILE *f, const struct report *r, const struct fw_site *s, uint64_t bytes,
+			uint64_t count, int with_count)
+{
+	char name[4096];
+
+	fputs("{\"where\":", f);
+	str(f, fw_site_name(name, sizeof(name), r->a, s, NULL));
+	fprintf(f, ",\"tensor_site\":%" PRIu32, s->id);
+	if (s->function) {
+		fputs(",\"function\":", f);
+		str(f, s->function);
+	}
+	if (s->file) {
+		fputs(",\"file\":", f);
+		str(f, s->file);
+		fprintf(f, ",\"line\":%" PRIu32, s->line);
+	}
+	fprintf(f, ",\"bytes\":%" PRIu64, bytes);
+	if (with_count)
+		fprintf(f, ",\"count\":%" PRIu64, count);
+	putc('}', f);
+}
+
 int check_json(const struct chk_rules *rs, const struct chk_outcome *o, const struct report *r,
 	       FILE *f)
 {
-	char site[1024];
+	char site[4096];
 
 	fprintf(f, "{\"version\":1,\"passed\":%s,\"checks\":%d,\"failed\":%d,\"results\":[",
 		o->failed ? "false" : "true", o->n, o->failed);
@@ -32,12 +63,18 @@ int check_json(const struct chk_rules *rs, const struct chk_outcome *o, const st
 		if (x->missing[0]) {
 			fputs("\"error\":", f);
 			str(f, x->missing);
+		} else if (x->is_share) {
+			fprintf(f, "\"value\":%.4f", x->share);
+			share(f, "limit", x->share_limit);
+			fprintf(f, ",\"drains\":%" PRIu64 ",\"drain_ns\":%" PRIu64, x->value,
+				x->site_bytes);
 		} else {
 			fprintf(f, "\"value\":%" PRIu64 ",\"limit\":%" PRIu64, x->value, x->limit);
 			if (x->has_baseline)
 				fprintf(f, ",\"baseline\":%" PRIu64, x->baseline);
 			if (x->rule->metric == CHK_LIVE_AT_EXIT)
-				fprintf(f, ",\"suppressed\":%" PRIu64, x->suppressed);
+				fprintf(f, ",\"suppressed\":%" PRIu64 ",\"cache_at_exit\":%" PRIu64,
+					x->suppressed, x->cached);
 		}
 		if (x->dev >= 0)
 			fprintf(f, ",\"device\":%d", x->dev);
@@ -48,9 +85,24 @@ int check_json(const struct chk_rules *rs, const struct chk_outcome *o, const st
 			if (p->process && p->process->rank >= 0)
 				fprintf(f, ",\"rank\":%d", p->process->rank);
 		}
-		if (fr && check_site(site, sizeof(site), x)) {
+		if (x->oom) {
+			const struct fw_oom *m = x->oom;
+
+			fprintf(f, ",\"oom\":{\"time_ns\":%" PRIu64 ",\"pid\":%" PRIu32
+				",\"device\":%d,\"requested_bytes\":%" PRIu64 ",\"verdict\":",
+				m->st.t, rep_pid(r->a, m->proc), m->dev, m->requested);
+			str(f, fw_verdict_name(m->verdict));
+			fprintf(f, ",\"cached_bytes\":%" PRIu64 ",\"largest_free_block_bytes\":%"
+				PRIu64 "}", m->st.cached, m->st.largest_free);
+		}
+		if (x->fws) {
+			fputs(",\"site\":", f);
+			tensor_site(f, r, x->fws, x->site_bytes, 0, 0);
+		} else if (fr && check_site(site, sizeof(site), r, x)) {
 			fputs(",\"site\":{\"where\":", f);
 			str(f, site);
+			if (x->site)
+				fprintf(f, ",\"site\":%" PRIu32, x->site->id);
 			if (fr->function) {
 				fputs(",\"function\":", f);
 				str(f, fr->function);
@@ -61,6 +113,14 @@ int check_json(const struct chk_rules *rs, const struct chk_outcome *o, const st
 				fprintf(f, ",\"line\":%d", fr->line);
 			}
 			fprintf(f, ",\"bytes\":%" PRIu64 "}", x->site_bytes);
+		}
+		if (x->nleaks) {
+			fputs(",\"tensor_leaks\":[", f);
+			for (int k = 0; k < x->nleaks; k++) {
+				fputs(k ? "," : "", f);
+				tensor_site(f, r, x->leaks[k].s, x->leaks[k].bytes, x->leaks[k].count, 1);
+			}
+			putc(']', f);
 		}
 		putc('}', f);
 	}

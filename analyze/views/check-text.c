@@ -9,11 +9,13 @@
 #include <string.h>
 
 #include "model/check.h"
+#include "model/framework.h"
 #include "views/format.h"
 
 static int is_count(const struct chk_rule *rule)
 {
-	return rule->metric == CHK_FAILURES || rule->metric == CHK_OOM_RETRIES;
+	return rule->metric == CHK_FAILURES || rule->metric == CHK_OOM_RETRIES ||
+	       (rule->metric >= CHK_OOMS && rule->metric <= CHK_OOM_OUTSIDE);
 }
 
 static void figure(FILE *f, const struct chk_rule *rule, uint64_t v)
@@ -28,31 +30,55 @@ static void figure(FILE *f, const struct chk_rule *rule, uint64_t v)
 		fprintf(f, "%s (%" PRIu64 " B)", rep_size(b, sizeof(b), v), v);
 }
 
-const char *check_site(char *buf, size_t len, const struct chk_result *x)
+const char *check_site(char *buf, size_t len, const struct report *r, const struct chk_result *x)
 {
-	const struct sym_frame *fr = rep_main_frame(x->st);
-	const char *m;
+	if (x->fws)
+		return fw_site_name(buf, len, r->a, x->fws, NULL);
+	if (x->site)
+		return rep_site_name(buf, len, x->site, NULL);
+	if (rep_main_frame(x->st))
+		return rep_stack_name(buf, len, x->st, x->nframes ? x->nframes : SITE_NAME_FRAMES,
+				      NULL);
+	return NULL;
+}
 
-	if (!fr)
-		return NULL;
-	if (fr->function && fr->file && fr->line)
-		snprintf(buf, len, "%s at %s:%d", fr->function, fr->file, fr->line);
-	else if (fr->function)
-		snprintf(buf, len, "%s in %s", fr->function, (m = strrchr(fr->module, '/')) ?
-			 m + 1 : fr->module);
-	else
-		snprintf(buf, len, "%s+0x%" PRIx64, (m = strrchr(fr->module, '/')) ? m + 1 :
-			 fr->module, fr->offset);
-	return buf;
+/* A name from the model, raw: escaped for a terminal as the report does. */
+static void name(FILE *f, const char *s)
+{
+	rep_text_str(f, s, strlen(s));
+}
+
+/* The first OOM of an OOM rule: when, the request, the verdict and the
+   allocator's state then (the report's "framework out-of-memory errors"). */
+static void oom_line(FILE *f, const struct report *r, const struct chk_result *x)
+{
+	const struct fw_oom *o = x->oom;
+	char tm[32], b1[32], b2[32], b3[32];
+
+	fprintf(f, "; %s %s", x->value == 1 ? "at" : "the first at",
+		rep_time(tm, sizeof(tm), o->st.t));
+	if (x->proc < 0)
+		fprintf(f, " in pid %" PRIu32, rep_pid(r->a, o->proc));
+	if (x->dev < 0)
+		fprintf(f, " on device %d", o->dev);
+	fprintf(f, ": a request of %s failed: %s (cached %s, largest free block %s)",
+		rep_size(b1, sizeof(b1), o->requested), fw_verdict_name(o->verdict),
+		rep_size(b2, sizeof(b2), o->st.cached), rep_size(b3, sizeof(b3), o->st.largest_free));
 }
 
 void check_describe(FILE *f, const struct report *r, const struct chk_result *x)
 {
 	const struct analysis *a = r->a;
-	char site[1024], b[32];
+	char site[4096], b[32];
 
 	if (x->missing[0]) {
 		fprintf(f, "%s", x->missing);
+		return;
+	}
+	if (x->is_share) {
+		fprintf(f, "%s %.2f%% of the run (%" PRIu64 " drain%s, %s), limit %.2f%%", x->what,
+			100.0 * x->share, x->value, x->value == 1 ? "" : "s",
+			rep_duration(b, sizeof(b), x->site_bytes), 100.0 * x->share_limit);
 		return;
 	}
 	fprintf(f, "%s ", x->what);
@@ -76,8 +102,23 @@ void check_describe(FILE *f, const struct report *r, const struct chk_result *x)
 	}
 	if (x->suppressed)
 		fprintf(f, " (%s more hidden by suppressions)", rep_size(b, sizeof(b), x->suppressed));
-	if (check_site(site, sizeof(site), x)) {
-		fprintf(f, "; top site %s", site);
+	if (x->cached)
+		fprintf(f, " (and %s held by a caching allocator at exit: its cache, not a leak)",
+			rep_size(b, sizeof(b), x->cached));
+	if (x->oom)
+		oom_line(f, r, x);
+	if (x->nleaks) {
+		fputs(x->nleaks == 1 ? "; tensor leak candidate " : "; tensor leak candidates ", f);
+		for (int i = 0; i < x->nleaks; i++) {
+			fputs(i ? ", " : "", f);
+			name(f, fw_site_name(site, sizeof(site), a, x->leaks[i].s, NULL));
+			fprintf(f, " (%s, %" PRIu64 " tensor%s)", rep_size(b, sizeof(b), x->leaks[i].bytes),
+				x->leaks[i].count, x->leaks[i].count == 1 ? "" : "s");
+		}
+	} else if (check_site(site, sizeof(site), r, x)) {
+		fprintf(f, "; %s ", x->fws ? (x->oom ? "top tensor holder" : "top tensor site") :
+			"top site");
+		name(f, site);
 		if (x->site_bytes)
 			fprintf(f, " (%s)", rep_size(b, sizeof(b), x->site_bytes));
 	} else if (x->rule->metric == CHK_UNTRACED) {

@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "model/diff.h"
+#include "model/framework.h"
+#include "trace/trace-read.h"
 #include "views/format.h"
 
 #define DIFF_FORMAT_VERSION 1
@@ -80,36 +82,125 @@ static const char *const match_names[] = {
 	[DM_BEFORE_ONLY] = "before_only", [DM_AFTER_ONLY] = "after_only",
 };
 
-static void sites(FILE *f, const struct diff *d, const int *order, int n, int exit_)
+/* A tensor site's Python frames, innermost first. */
+static void fw_frames(FILE *f, const struct report *r, const struct fw_site *s)
 {
+	struct trace_fw_frame fr[64];
+	uint32_t nf = 0;
+
+	if (s->stack)
+		nf = trace_fw_stack_frames(stream_proc(r->a->s, s->proc)->t, s->stack, fr, 64);
+	fputs("[", f);
+	for (uint32_t i = 0; i < nf && i < 64; i++) {
+		fputs(i ? ", {\"file\": " : "{\"file\": ", f);
+		rep_json_str(f, fr[i].file, fr[i].file_len);
+		fprintf(f, ", \"line\": %" PRIu32 ", \"function\": ", fr[i].line);
+		rep_json_str(f, fr[i].function, fr[i].function_len);
+		fputc('}', f);
+	}
+	fputs("]", f);
+}
+
+static void sites(FILE *f, const struct diff *d, const struct diff_site *v, const int *order,
+		  int n, int exit_)
+{
+	char name[4096];
+
 	for (int i = 0; i < n; i++) {
-		const struct diff_site *s = &d->sites[order[i]];
+		const struct diff_site *s = &v[order[i]];
 		uint64_t b = exit_ ? s->exit_b : s->peak_b, a = exit_ ? s->exit_a : s->peak_a;
+		int tensor = s->ta || s->tb;
+		const struct report *shown = s->a || s->ta ? d->ra : d->rb;
 
 		fprintf(f, "%s\n    {\"device\": ", i ? "," : "");
 		if (s->dev >= 0)
 			fprintf(f, "%d", s->dev);
 		else
 			fputs("\"host\"", f);
-		fprintf(f, ", \"status\": \"%s\", \"match\": \"%s\", \"caching_allocator\": %s, "
-			"\"before_bytes\": %" PRIu64 ", \"after_bytes\": %" PRIu64
-			", \"change_bytes\": %" PRId64 ", \"before_site\": ",
+		fprintf(f, ", \"status\": \"%s\", \"match\": \"%s\", ",
 			!b ? "appeared" : !a ? "disappeared" : a > b ? "grew" : "shrank",
-			match_names[s->match], (s->a ? s->a : s->b)->caching ? "true" : "false",
-			b, a, (int64_t)a - (int64_t)b);
-		if (s->b)
-			fprintf(f, "%" PRIu32, s->b->id);
+			match_names[s->match]);
+		if (!tensor)
+			fprintf(f, "\"caching_allocator\": %s, ",
+				(s->a ? s->a : s->b)->caching ? "true" : "false");
+		fprintf(f, "\"before_bytes\": %" PRIu64 ", \"after_bytes\": %" PRIu64
+			", \"change_bytes\": %" PRId64 ", \"before_site\": ", b, a,
+			(int64_t)a - (int64_t)b);
+		if (s->b || s->tb)
+			fprintf(f, "%" PRIu32, s->b ? s->b->id : s->tb->id);
 		else
 			fputs("null", f);
 		fputs(", \"after_site\": ", f);
-		if (s->a)
-			fprintf(f, "%" PRIu32, s->a->id);
+		if (s->a || s->ta)
+			fprintf(f, "%" PRIu32, s->a ? s->a->id : s->ta->id);
 		else
 			fputs("null", f);
-		fputs(", \"frames\": ", f);
-		frames(f, (s->a ? s->a : s->b)->st);
+		fputs(", \"name\": ", f);
+		if (tensor) {
+			const struct fw_site *t = s->ta ? s->ta : s->tb;
+
+			jstr(f, fw_site_name(name, sizeof(name), shown->a, t, NULL));
+			fputs(", \"function\": ", f);
+			jstr(f, t->function);
+			fputs(", \"file\": ", f);
+			jstr(f, t->file);
+			fprintf(f, ", \"line\": %" PRIu32 ", \"frames\": ", t->line);
+			fw_frames(f, shown, t);
+		} else {
+			jstr(f, rep_site_name(name, sizeof(name), s->a ? s->a : s->b, NULL));
+			fputs(", \"frames\": ", f);
+			frames(f, (s->a ? s->a : s->b)->st);
+		}
 		fputc('}', f);
 	}
+}
+
+/* The rows of devs from i0 to i1 (JSON objects), figures from..to. */
+static void dev_rows(FILE *f, const struct diff *d, const struct diff_dev *devs, int i0, int i1,
+		     int from, int to)
+{
+	const struct analysis *b = d->rb->a, *a = d->ra->a;
+
+	for (int i = i0; i < i1; i++) {
+		const struct diff_dev *r = &devs[i];
+		const char *h = "";
+		size_t hl = 0;
+
+		if (from < DF_FW_FIRST) {
+			const struct report *rr = r->db >= 0 ? d->rb : d->ra;
+
+			an_hostname(rr->a, rr->a->devs[r->db >= 0 ? r->db : r->da].host_proc, &h, &hl);
+		} else {
+			const struct analysis *x = r->db >= 0 ? b : a;
+			const struct fw_dev *fd = &x->fw->devs[r->db >= 0 ? r->db : r->da];
+
+			for (int k = 0; k < x->ndevs; k++)
+				if (x->devs[k].host == fd->host) {
+					an_hostname(x, x->devs[k].host_proc, &h, &hl);
+					break;
+				}
+		}
+		fprintf(f, "%s\n    {\"device\": %d, \"hostname\": ", i > i0 ? "," : "", r->dev);
+		rep_json_str(f, h, hl);
+		if (r->pb >= 0)
+			fprintf(f, ", \"before_pid\": %" PRIu32 ", \"after_pid\": %" PRIu32,
+				rep_pid(b, r->pb), rep_pid(a, r->pa));
+		fprintf(f, ", \"in\": \"%s\"",
+			r->db >= 0 && r->da >= 0 ? "both" : r->db >= 0 ? "before_only" : "after_only");
+		for (int k = from; k < to; k++) {
+			fputs(", ", f);
+			fig(f, diff_figure_name(k), &r->f[k]);
+		}
+		fputc('}', f);
+	}
+}
+
+static void matches(FILE *f, const int *nmatch)
+{
+	fputc('{', f);
+	for (int k = 0; k < 4; k++)
+		fprintf(f, "%s\"%s\": %d", k ? ", " : "", match_names[k], nmatch[k]);
+	fputc('}', f);
 }
 
 int diff_json(const struct diff *d, FILE *f, const char *fail_if, int fail_holds)
@@ -136,40 +227,33 @@ int diff_json(const struct diff *d, FILE *f, const char *fail_if, int fail_holds
 		if (d->pair_a[i] < 0)
 			fprintf(f, "%s%" PRIu32, n++ ? ", " : "", rep_pid(a, i));
 	fputs("]},\n  \"devices\": [", f);
-	for (int i = 0; i < d->ndevs; i++) {
-		const struct diff_dev *r = &d->devs[i];
-		const struct report *rr = r->db >= 0 ? d->rb : d->ra;
-		const struct an_dev *ad = &rr->a->devs[r->db >= 0 ? r->db : r->da];
-		const char *h;
-		size_t hl;
-
-		if (i == d->ngdev_rows)
-			fputs("\n  ],\n  \"process_devices\": [", f);
-		an_hostname(rr->a, ad->host_proc, &h, &hl);
-		fprintf(f, "%s\n    {\"device\": %d, \"hostname\": ", i && i != d->ngdev_rows ? "," : "",
-			r->dev);
-		rep_json_str(f, h, hl);
-		if (r->pb >= 0)
-			fprintf(f, ", \"before_pid\": %" PRIu32 ", \"after_pid\": %" PRIu32,
-				rep_pid(b, r->pb), rep_pid(a, r->pa));
-		fprintf(f, ", \"in\": \"%s\"",
-			r->db >= 0 && r->da >= 0 ? "both" : r->db >= 0 ? "before_only" : "after_only");
-		for (int k = 0; k < DF_NFIGS; k++) {
-			fputs(", ", f);
-			fig(f, diff_figure_name(k), &r->f[k]);
-		}
-		fputc('}', f);
-	}
-	if (d->ngdev_rows == d->ndevs)
-		fputs("\n  ],\n  \"process_devices\": [", f);
-	fputs("\n  ],\n  \"site_matches\": {", f);
-	for (int k = 0; k < 4; k++)
-		fprintf(f, "%s\"%s\": %d", k ? ", " : "", match_names[k], d->nmatch[k]);
-	fputs("},\n  \"sites_at_peak\": [", f);
-	sites(f, d, d->at_peak, d->npeak, 0);
+	dev_rows(f, d, d->devs, 0, d->ngdev_rows, 0, DF_FW_FIRST);
+	fputs("\n  ],\n  \"process_devices\": [", f);
+	dev_rows(f, d, d->devs, d->ngdev_rows, d->ndevs, 0, DF_FW_FIRST);
+	fputs("\n  ],\n  \"site_matches\": ", f);
+	matches(f, d->nmatch);
+	fputs(",\n  \"sites_at_peak\": [", f);
+	sites(f, d, d->sites, d->at_peak, d->npeak, 0);
 	fputs("\n  ],\n  \"sites_at_exit\": [", f);
-	sites(f, d, d->at_exit, d->nexit, 1);
-	fputs("\n  ],\n  \"fail_if\": ", f);
+	sites(f, d, d->sites, d->at_exit, d->nexit, 1);
+	fputs("\n  ],\n  \"framework\": ", f);
+	if (d->has_fw) {
+		fprintf(f, "{\"before\": %s, \"after\": %s,\n  \"devices\": [",
+			b->fw ? "true" : "false", a->fw ? "true" : "false");
+		dev_rows(f, d, d->fwdevs, 0, d->nfw_gdev_rows, DF_FW_FIRST, DF_NFIGS);
+		fputs("\n  ],\n  \"process_devices\": [", f);
+		dev_rows(f, d, d->fwdevs, d->nfw_gdev_rows, d->nfwdevs, DF_FW_FIRST, DF_NFIGS);
+		fputs("\n  ],\n  \"tensor_site_matches\": ", f);
+		matches(f, d->tnmatch);
+		fputs(",\n  \"tensor_sites_at_peak\": [", f);
+		sites(f, d, d->tsites, d->t_at_peak, d->ntpeak, 0);
+		fputs("\n  ],\n  \"tensor_sites_at_exit\": [", f);
+		sites(f, d, d->tsites, d->t_at_exit, d->ntexit, 1);
+		fputs("\n  ]}", f);
+	} else {
+		fputs("null", f);
+	}
+	fputs(",\n  \"fail_if\": ", f);
 	if (fail_if) {
 		fputs("{\"expression\": ", f);
 		jstr(f, fail_if);

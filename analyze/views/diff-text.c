@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "model/diff.h"
+#include "model/framework.h"
 #include "views/format.h"
 
 static const char *const labels[DF_NFIGS] = {
@@ -20,11 +21,17 @@ static const char *const labels[DF_NFIGS] = {
 	[DF_LEFT_AT_EXIT] = "left at exit",
 	[DF_FAILURES] = "failed allocations",
 	[DF_OOM_RETRIES] = "OOM retries",
+	[DF_FW_PEAK_ALLOCATED] = "peak allocated",
+	[DF_FW_PEAK_REQUESTED] = "peak requested",
+	[DF_FW_PEAK_RESERVED] = "peak reserved",
+	[DF_FW_CACHED] = "cached at peak allocated",
+	[DF_FW_LEFT_AT_EXIT] = "tensors left at exit",
+	[DF_FW_OOMS] = "out-of-memory errors",
 };
 
 static int is_count(int fig)
 {
-	return fig == DF_FAILURES || fig == DF_OOM_RETRIES;
+	return fig == DF_FAILURES || fig == DF_OOM_RETRIES || fig == DF_FW_OOMS;
 }
 
 /* A figure in a rotating buffer: a size, a count, or "-" when unknown;
@@ -81,38 +88,17 @@ static void share(FILE *f, const struct diff_fig *x)
 	fprintf(f, "  %-24s %12s %12s\n", "cached share", sb, sa);
 }
 
-static void frame(FILE *f, const struct sym_frame *fr)
+/* A site by its name, the one every view shows (rep_site_name; a tensor
+   site: fw_site_name), escaped for a terminal. */
+static void site_name(FILE *f, const struct report *r, const struct diff_site *s)
 {
-	const char *b;
+	char b[4096];
 
-	if (fr->function) {
-		rep_text_str(f, fr->function, strlen(fr->function));
-		if (fr->file) {
-			b = strrchr(fr->file, '/');
-			fputs(" (", f);
-			rep_text_str(f, b ? b + 1 : fr->file, strlen(b ? b + 1 : fr->file));
-			fprintf(f, ":%d)", fr->line);
-		}
-	} else {
-		b = strrchr(fr->module, '/');
-		fputs(b ? b + 1 : (fr->module[0] ? fr->module : "?"), f);
-	}
-}
-
-static void chain(FILE *f, const struct sym_stack *st)
-{
-	const struct sym_frame *m = rep_main_frame(st);
-	int n = 0;
-
-	if (!m) {
-		fputs("(no stack recorded)", f);
-		return;
-	}
-	for (int i = (int)(m - st->frames); i < st->nframes && n < 3; i++, n++) {
-		if (n)
-			fputs(" < ", f);
-		frame(f, &st->frames[i]);
-	}
+	if (s->ta || s->tb)
+		fw_site_name(b, sizeof(b), r->a, s->ta ? s->ta : s->tb, NULL);
+	else
+		rep_site_name(b, sizeof(b), s->a ? s->a : s->b, NULL);
+	rep_text_str(f, b, strlen(b));
 }
 
 static const char *status(uint64_t b, uint64_t a)
@@ -124,17 +110,19 @@ static const char *status(uint64_t b, uint64_t a)
 	return a > b ? "grew" : "shrank";
 }
 
-static void sites(FILE *f, const struct diff *d, const int *order, int n, int exit_)
+static void sites(FILE *f, const struct diff *d, const struct diff_site *v, const int *order,
+		  int n, const char *title)
 {
 	char s1[32], s2[32];
+	int exit_ = !strncmp(title, "left", 4);
 
-	fprintf(f, "\nsites %s, by change:\n", exit_ ? "left at exit" : "at the peak");
+	fprintf(f, "\n%s %s, by change:\n", v == d->tsites ? "tensor sites" : "sites", title);
 	if (!n)
 		fputs("  none changed\n", f);
 	for (int i = 0; i < n && i < REP_TOP; i++) {
-		const struct diff_site *s = &d->sites[order[i]];
+		const struct diff_site *s = &v[order[i]];
 		uint64_t b = exit_ ? s->exit_b : s->peak_b, a = exit_ ? s->exit_a : s->peak_a;
-		const struct site *show = s->a ? s->a : s->b;
+		int after = s->a || s->ta;
 
 		fprintf(f, "  %12s  %-11s %10s -> %-10s  ", fig_str(DF_PEAK_RESERVED, (int64_t)a - (int64_t)b, 1, 1),
 			status(b, a), rep_size(s1, sizeof(s1), b), rep_size(s2, sizeof(s2), a));
@@ -142,7 +130,7 @@ static void sites(FILE *f, const struct diff *d, const int *order, int n, int ex
 			fprintf(f, "device %d  ", s->dev);
 		else
 			fputs("host  ", f);
-		chain(f, show->st);
+		site_name(f, after ? d->ra : d->rb, s);
 		if (s->match == DM_FUZZY)
 			fputs("  [fuzzy: lines differ]", f);
 		else if (s->match == DM_BEFORE_ONLY)
@@ -155,10 +143,43 @@ static void sites(FILE *f, const struct diff *d, const int *order, int n, int ex
 		fprintf(f, "  ... %d more (--json lists all)\n", n - REP_TOP);
 }
 
-int diff_text(const struct diff *d, FILE *f)
+/* The rows of devs (n), figures from..to: a device's, or a process's. */
+static void dev_rows(FILE *f, const struct diff *d, const struct diff_dev *devs, int n, int ngdev,
+		     int from, int to)
 {
 	const struct analysis *b = d->rb->a, *a = d->ra->a;
 	char name[256];
+
+	for (int i = 0; i < n; i++) {
+		const struct diff_dev *r = &devs[i];
+		int both = r->db >= 0 && r->da >= 0;
+
+		fputc('\n', f);
+		if (i >= ngdev) {
+			fprintf(f, "process %" PRIu32 " -> %" PRIu32 "%s, device %d", rep_pid(b, r->pb),
+				rep_pid(a, r->pa), d->by_rank ? " (same rank)" : "", r->dev);
+		} else if (from >= DF_FW_FIRST) {
+			fprintf(f, "device %d", r->dev);
+		} else {
+			const struct report *rr = r->db >= 0 ? d->rb : d->ra;
+
+			fputs(rep_dev_name(rr, &rr->a->devs[r->db >= 0 ? r->db : r->da], name,
+					   sizeof(name)), f);
+		}
+		if (!both)
+			fprintf(f, ": only %s, no device corresponds", r->db >= 0 ? "before" : "after");
+		fprintf(f, "\n  %-24s %12s %12s %12s\n", "", "before", "after", "change");
+		for (int k = from; k < to; k++) {
+			row(f, k, &r->f[k], both);
+			if (k == DF_CACHED)
+				share(f, r->f);
+		}
+	}
+}
+
+int diff_text(const struct diff *d, FILE *f)
+{
+	const struct analysis *b = d->rb->a, *a = d->ra->a;
 
 	fprintf(f, "before: %d process%s; after: %d process%s\n", b->nprocs,
 		b->nprocs == 1 ? "" : "es", a->nprocs, a->nprocs == 1 ? "" : "es");
@@ -171,31 +192,21 @@ int diff_text(const struct diff *d, FILE *f)
 		fprintf(f, "processes: they do not correspond (%d before, %d after, matched by %s): "
 			"only the devices are compared\n", b->nprocs, a->nprocs,
 			d->by_rank ? "rank" : "program and order");
-	for (int i = 0; i < d->ndevs; i++) {
-		const struct diff_dev *r = &d->devs[i];
-		const struct report *rr = r->db >= 0 ? d->rb : d->ra;
-		const struct an_dev *ad = &rr->a->devs[r->db >= 0 ? r->db : r->da];
-		int both = r->db >= 0 && r->da >= 0;
-
-		fputc('\n', f);
-		if (r->pb >= 0)
-			fprintf(f, "process %" PRIu32 " -> %" PRIu32 "%s, device %d", rep_pid(b, r->pb),
-				rep_pid(a, r->pa), d->by_rank ? " (same rank)" : "", r->dev);
-		else
-			fputs(rep_dev_name(rr, ad, name, sizeof(name)), f);
-		if (!both)
-			fprintf(f, ": only %s, no device corresponds", r->db >= 0 ? "before" : "after");
-		fprintf(f, "\n  %-24s %12s %12s %12s\n", "", "before", "after", "change");
-		for (int k = 0; k < DF_NFIGS; k++) {
-			row(f, k, &r->f[k], both);
-			if (k == DF_CACHED)
-				share(f, r->f);
-		}
-	}
+	dev_rows(f, d, d->devs, d->ndevs, d->ngdev_rows, 0, DF_FW_FIRST);
 	fprintf(f, "\nsites: %d matched exactly, %d fuzzy (function and file only), %d only before, "
 		"%d only after\n", d->nmatch[DM_EXACT], d->nmatch[DM_FUZZY], d->nmatch[DM_BEFORE_ONLY],
 		d->nmatch[DM_AFTER_ONLY]);
-	sites(f, d, d->at_peak, d->npeak, 0);
-	sites(f, d, d->at_exit, d->nexit, 1);
+	sites(f, d, d->sites, d->at_peak, d->npeak, "at the peak");
+	sites(f, d, d->sites, d->at_exit, d->nexit, "left at exit");
+	if (!d->has_fw)
+		return ferror(f) ? -1 : 0;
+	fprintf(f, "\nframework: PyTorch (%s before, %s after)\n", b->fw ? "recorded" : "not recorded",
+		a->fw ? "recorded" : "not recorded");
+	dev_rows(f, d, d->fwdevs, d->nfwdevs, d->nfw_gdev_rows, DF_FW_FIRST, DF_NFIGS);
+	fprintf(f, "\ntensor sites: %d matched exactly, %d fuzzy (Python files and functions only), "
+		"%d only before, %d only after\n", d->tnmatch[DM_EXACT], d->tnmatch[DM_FUZZY],
+		d->tnmatch[DM_BEFORE_ONLY], d->tnmatch[DM_AFTER_ONLY]);
+	sites(f, d, d->tsites, d->t_at_peak, d->ntpeak, "at the peak of allocated");
+	sites(f, d, d->tsites, d->t_at_exit, d->ntexit, "left at exit");
 	return ferror(f) ? -1 : 0;
 }
