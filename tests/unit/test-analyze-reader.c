@@ -967,8 +967,10 @@ static void test_names(void)
 		CHECK_EQ_STR(trace_fw_action_name(MT_FW_FREE_REQUESTED), "free_requested");
 		CHECK_EQ_STR(trace_fw_action_name(MT_FW_SEGMENT_UNMAP), "segment_unmap");
 		CHECK_EQ_STR(trace_fw_action_name(MT_FW_OOM), "oom");
+		CHECK_EQ_STR(trace_fw_action_name(MT_FW_CHECK), "check");
+		CHECK_EQ_STR(trace_fw_action_name(MT_FW_PEAKS), "peaks");
 		CHECK(trace_fw_action_name(0) == NULL);
-		CHECK(trace_fw_action_name(9) == NULL);
+		CHECK(trace_fw_action_name(11) == NULL);
 	}
 }
 
