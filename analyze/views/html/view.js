@@ -1090,15 +1090,23 @@ function retries() {
 }
 
 function sitesTable() {
-	var peakOf = {};
-	D.devices.forEach(function (d) { d.peak_sites.forEach(function (p) { peakOf[p.site] = (peakOf[p.site] || 0) + p.bytes; }); });
+	/* what each site held at its device's peak: the model's row for it
+	   (a site is of one device) */
+	var peakOf = {}, peakSrc = {}, idx = {};
+	D.devices.forEach(function (d, i) {
+		d.peak_sites.forEach(function (p, j) { peakOf[p.site] = p.bytes; peakSrc[p.site] = 'devices.' + i + '.peak_sites.' + j + '.bytes'; });
+	});
+	D.sites.forEach(function (s, k) { idx[s.site] = k; });
 	var n = table($('sites-table'), [
 		{ label: 'site', num: 1, get: function (s) { return s.site; } },
 		{ label: 'device', num: 1, get: function (s) { return s.device; }, fmt: function (v) { return v < 0 ? 'pinned host' : v; } },
-		{ label: 'at the peak', num: 1, get: function (s) { return peakOf[s.site] || 0; }, fmt: fmtBytes },
+		{ label: 'at the peak', num: 1, get: function (s) { return peakOf[s.site] || 0; }, fmt: function (v) { return v ? fmtBytes(v) : ''; },
+			src: function (s) { return peakSrc[s.site] || null; } },
 		{ label: 'allocations', num: 1, get: function (s) { return s.allocations; } },
-		{ label: 'allocated in all', num: 1, get: function (s) { return s.allocated_bytes; }, fmt: fmtBytes },
-		{ label: 'live at exit', num: 1, get: function (s) { return s.live_at_exit_bytes; }, fmt: fmtBytes },
+		{ label: 'allocated in all', num: 1, get: function (s) { return s.allocated_bytes; }, fmt: fmtBytes,
+			src: function (s) { return 'sites.' + idx[s.site] + '.allocated_bytes'; } },
+		{ label: 'live at exit', num: 1, get: function (s) { return s.live_at_exit_bytes; }, fmt: fmtBytes,
+			src: function (s) { return 'sites.' + idx[s.site] + '.live_at_exit_bytes'; } },
 		{ label: 'processes', num: 1, get: function (s) { return s.processes; } },
 		{ label: 'where', where: 1, get: function (s) { return siteName(s.site) + (s.caching_allocator ? '  [caching allocator]' : ''); } }
 	], D.sites, function (s) {
@@ -1130,7 +1138,8 @@ function processes() {
 		{ label: 'ended', get: function (p) {
 			return p.ended === 'exit' || p.ended === '_exit' ? p.ended + '(' + p.exit_status + ')' : (p.ended || 'unknown');
 		} },
-		{ label: 'peak reserved', num: 1, get: function (p) { return p.peak_reserved_bytes; }, fmt: fmtBytes },
+		{ label: 'peak reserved', num: 1, get: function (p) { return p.peak_reserved_bytes; }, fmt: fmtBytes,
+			src: function (p) { return 'report.processes.' + R.processes.indexOf(p) + '.peak_reserved_bytes'; } },
 		{ label: 'events', num: 1, get: function (p) { return p.events; } },
 		{ label: 'failed', num: 1, get: function (p) { return p.failed; } }
 	], R.processes, function (p) {
@@ -1160,7 +1169,8 @@ function shm() {
 		var keys = Object.keys(rows[0]).filter(function (k) { return typeof rows[0][k] !== 'object'; });
 		table(p, keys.map(function (k) {
 			return { label: k.replace(/_/g, ' '), num: typeof rows[0][k] === 'number',
-				get: function (r) { return r[k]; }, fmt: /bytes$/.test(k) ? fmtBytes : null };
+				get: function (r) { return r[k]; }, fmt: /bytes$/.test(k) ? fmtBytes : null,
+				src: /bytes$/.test(k) ? function (r) { return 'report.shm.segments_present.' + rows.indexOf(r) + '.' + k; } : null };
 		}), rows, null, true);
 	}
 	checks.push('shm_segments ' + rows.length);
