@@ -60,7 +60,7 @@ assert sum(s["live_at_exit_bytes"] for s in d["sites"]) == 0
 PY
 
 # with framework records (t720's split scenario): the framework's timeline
-# of the device of the run, row for row the database's fw_timeline
+# of the device of the run, row for row the database's fw_timeline; cached = reserved - allocated at each row
 LD_LIBRARY_PATH=$SIM "$MEMTRACE" run --no-summary -o split.bin -- "$CLIENTS/dl-fwgen" split >/dev/null 2>&1 ||
 	fail "dl-fwgen split failed"
 "$MEMTRACE" view split.bin >/dev/null 2>err || fail "view of split.bin: $(cat err)"
@@ -70,9 +70,11 @@ sqlite3 split.db "SELECT time_ns, reserved, allocated FROM fw_timeline WHERE tra
 python3 - split.bin.html <<'PY' >fw.page.txt || fail "framework data"
 import json, re, sys
 d = json.loads(re.search(r'id="memtrace-data">(.*?)</script>', open(sys.argv[1]).read(), re.S).group(1))
-fw = d["framework"]
-assert len(fw) == 1 and fw[0]["device"] == 0, fw
-for row in zip(fw[0]["t"], fw[0]["reserved"], fw[0]["allocated"]):
+fw = d["framework"]["devices"]
+assert len(fw) == 1 and fw[0]["device"] == 0 and fw[0]["gdev"] == 0, fw
+tl = fw[0]["timeline"]
+assert all(r - a == c for r, a, c in zip(tl["reserved"], tl["allocated"], tl["cached"])), tl
+for row in zip(tl["t"], tl["reserved"], tl["allocated"]):
     print(*row)
 PY
 [ -s fw.db.txt ] || fail "no fw_timeline rows"

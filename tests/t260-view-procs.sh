@@ -35,7 +35,7 @@ for want in 'errors 0' 'devices 1' 'processes 2' 'device 0 processes 2' \
 	"device 0 peak_shown $((112 * MiB))" "active 0 bands 47 max $((112 * MiB))" \
 	"selftest tl_stack areas 2 top_max $((112 * MiB))" \
 	"selftest tl_one only pid $fpid max $((100 * MiB))" 'selftest tl_sum series 4' \
-	"selftest map_keys focused 1 selected $((4 * MiB)) details Allocation of 4.0 MiB (site 2)" \
+	"selftest map_keys focused 1 selected $((4 * MiB)) details Allocation of 4.00 MiB (site 2)" \
 	'selftest done'; do
 	grep -qxF "$want" check || fail "no '$want' in: $(cat check)"
 done

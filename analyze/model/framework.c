@@ -691,17 +691,21 @@ static uint32_t site_get(struct analysis *a, struct fw_model *m, int proc, int d
 
 /* --- the pass ----------------------------------------------------------- */
 
-static void tl_keep(struct fw_dev *d, const struct an_tl_row *row)
+static void tl_keep(struct fw_dev *d, const struct an_tl_row *row, uint64_t req)
 {
 	if (d->ntl == d->cap_tl) {
 		uint32_t c = d->cap_tl ? d->cap_tl * 2 : 256;
-		void *n = realloc(d->tl, c * sizeof(*d->tl));
+		void *n = realloc(d->tl, c * sizeof(*d->tl)), *q;
 
 		if (!n)
 			return;     /* a row fewer: the picture stays right in shape */
 		d->tl = n;
+		if (!(q = realloc(d->tl_req, c * sizeof(*d->tl_req))))
+			return;
+		d->tl_req = q;
 		d->cap_tl = c;
 	}
+	d->tl_req[d->ntl] = req;
 	d->tl[d->ntl++] = *row;
 }
 
@@ -715,7 +719,7 @@ static void tl_add(struct analysis *a, struct fw_dev *d, uint64_t t)
 
 	if (b != d->tl_bucket || !d->tl_started) {
 		if (d->tl_pending)
-			tl_keep(d, &d->tl_last);
+			tl_keep(d, &d->tl_last, d->tl_last_req);
 		d->tl_pending = 0;
 		d->tl_max = d->tl_max_alloc = 0;
 		d->tl_bucket = b;
@@ -727,12 +731,13 @@ static void tl_add(struct analysis *a, struct fw_dev *d, uint64_t t)
 			d->tl_max = d->reserved;
 		if (d->allocated > d->tl_max_alloc)
 			d->tl_max_alloc = d->allocated;
-		tl_keep(d, &row);
+		tl_keep(d, &row, d->requested);
 		d->tl_pending = 0;
 		return;
 	}
 	d->tl_pending = 1;
 	d->tl_last = row;
+	d->tl_last_req = d->requested;
 }
 
 /* memtrace's CUDA-level reserved of (proc, dev), or of the run's device. */
@@ -1512,7 +1517,7 @@ int fw_end(struct analysis *a)
 		int cd;
 
 		if (d->tl_pending)
-			tl_keep(d, &d->tl_last);
+			tl_keep(d, &d->tl_last, d->tl_last_req);
 		d->tl_pending = 0;
 		if (d->peak_alloc.st.seq &&
 		    state_at(m, i, d->peak_alloc.st.seq, &d->peak_alloc.st, &d->peak_alloc.held,
@@ -1600,6 +1605,7 @@ void fw_free(struct fw_model *m)
 		free(m->devs[i].peak_req.held);
 		free(m->devs[i].peak_res.held);
 		free(m->devs[i].tl);
+		free(m->devs[i].tl_req);
 	}
 	for (uint32_t i = 0; i < m->nsites; i++) {
 		free(m->sites[i].key);

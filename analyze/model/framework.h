@@ -85,9 +85,11 @@ struct fw_dev {
 	/* framework reserved and allocated over time (timeline rule of
 	   account.c: a few rows per 1/4000 of the run) */
 	struct an_tl_row *tl;
+	uint64_t *tl_req;           /* requested at each row of tl */
 	uint32_t ntl, cap_tl;
 	uint64_t tl_bucket, tl_max, tl_max_alloc;
 	struct an_tl_row tl_last;
+	uint64_t tl_last_req;
 	int tl_pending, tl_started;
 };
 

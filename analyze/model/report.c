@@ -451,3 +451,22 @@ const struct sym_frame *rep_main_frame(const struct sym_stack *st)
 			return &st->frames[i];
 	return &st->frames[0];
 }
+
+int rep_proc_warning(const struct analysis *a, int proc, unsigned i, char *buf, size_t len)
+{
+	const struct sproc *p = stream_proc(a->s, proc);
+	const struct an_proc *ap = &a->procs[proc];
+	unsigned n = 0;
+
+	while (!trace_warning(p->t, n, buf, len)) {
+		if (n == i)
+			return 0;
+		n++;
+	}
+	if (i != n || !ap->unknown_frees)
+		return -1;
+	snprintf(buf, len, "%" PRIu64 " free%s of an address no traced allocation holds "
+		 "(allocated before tracing began, or records lost)", ap->unknown_frees,
+		 ap->unknown_frees == 1 ? "" : "s");
+	return 0;
+}

@@ -122,6 +122,13 @@ const struct sym_frame *rep_main_frame(const struct sym_stack *st);
  */
 const char *rep_stack_name(char *buf, size_t len, const struct sym_stack *st, int nframes,
 			   int *folded);
+/*
+ * The i-th warning of process proc, as every view says it: the reader's
+ * (trace_warning: records cut off, torn, slabs copied twice), then the
+ * frees of addresses no traced allocation held. 0, -1 when there is no
+ * i-th.
+ */
+int rep_proc_warning(const struct analysis *a, int proc, unsigned i, char *buf, size_t len);
 /* A site's name: rep_stack_name with the site's name_frames. */
 const char *rep_site_name(char *buf, size_t len, const struct site *s, int *folded);
 

@@ -193,12 +193,8 @@ static void process_line(FILE *f, const struct report *r, int i)
 	}
 	putc('\n', f);
 	/* what the figures may lack or count twice, said where they are read */
-	for (unsigned w = 0; !trace_warning(p->t, w, warning, sizeof(warning)); w++)
+	for (unsigned w = 0; !rep_proc_warning(a, i, w, warning, sizeof(warning)); w++)
 		fprintf(f, "      warning: %s\n", warning);
-	if (ap->unknown_frees)
-		fprintf(f, "      warning: %" PRIu64 " free%s of an address no traced allocation "
-			"holds (allocated before tracing began, or records lost)\n",
-			ap->unknown_frees, ap->unknown_frees == 1 ? "" : "s");
 }
 
 /* "rank 5 (pid 1005) on node00 dev 1" */

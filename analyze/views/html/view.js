@@ -49,13 +49,34 @@ var BYTE_INCRS = [];
 [1, 1024, 1048576, 1073741824, 1099511627776].forEach(function (u) {
 	[1, 2, 5, 10, 20, 50, 100, 200, 500].forEach(function (m) { BYTE_INCRS.push(u * m); });
 });
-var C = { reserved: '#0072B2', allocated: '#E69F00', cached: '#56B4E9', used: '#000000',
+var C = { reserved: '#0072B2', allocated: '#E69F00', cached: '#56B4E9', used: '#000000', requested: '#009E73',
 	peak: '#CC79A7', failure: '#D55E00', other: '#BBBBBB' };
 
 var D = JSON.parse(document.getElementById('memtrace-data').textContent);
 var R = D.report;
 var siteById = {};
 D.sites.forEach(function (s) { siteById[s.site] = s; });
+/* the framework (PyTorch's allocator): its devices of the run, in the
+   order of R.framework.devices; its tensor sites by id */
+var FW = D.framework || null, RF = R.framework || null;
+var fwSiteById = {}, rfSiteById = {};
+if (FW) FW.sites.forEach(function (s) { fwSiteById[s.site] = s; });
+if (RF) RF.sites.forEach(function (s) { rfSiteById[s.site] = s; });
+/* the framework's device on the report's device i, or null */
+function fwDev(i) {
+	var k = D.devices[i] ? D.devices[i].framework : -1;
+	return FW && k >= 0 ? { k: k, fd: FW.devices[k], rd: RF.devices[k] } : null;
+}
+/* a site's name: the one the report gives it (html.c writes it) */
+function siteName(id) {
+	var s = siteById[id];
+	return s ? s.name + folds(s.folded, 'library') : '(site ' + id + ')';
+}
+function fwSiteName(id) {
+	var s = fwSiteById[id];
+	return s ? s.name + folds(s.folded, 'framework') : '(tensor site ' + id + ')';
+}
+function stackName(n) { return n ? n.name + folds(n.folded, 'library') : '(no stack recorded)'; }
 
 /* --- helpers ------------------------------------------------------------ */
 
@@ -69,23 +90,42 @@ function el(tag, attrs, text) {
 }
 function $(id) { return document.getElementById(id); }
 
-/* Sizes as the text report writes them: binary units. */
+/* n to d decimals as C's printf rounds (ties to even: the report's own
+   rounding), so that a size reads the same here as in the text report */
+function fixed(v, d) {
+	var m = Math.pow(10, d), x = v * m, f = Math.floor(x);
+	if (x - f === 0.5 && f % 2 === 0) return (f / m).toFixed(d);
+	return v.toFixed(d);
+}
+/* Sizes as the text report writes them (rep_size): binary units, three
+   figures. */
 function fmtBytes(b) {
 	if (b === null || b === undefined)
 		return '';
-	var u = ['B', 'KiB', 'MiB', 'GiB', 'TiB'], i = 0, v = Math.abs(b);
-	while (v >= 1024 && i < u.length - 1) { v /= 1024; i++; }
-	var s = i === 0 ? String(v) : (v >= 100 ? v.toFixed(0) : v.toFixed(1));
-	return (b < 0 ? '-' : '') + s + ' ' + u[i];
+	if (b < 0) return '-' + fmtBytes(-b);
+	if (b < 1024) return b + ' B';
+	var u = ['KiB', 'MiB', 'GiB', 'TiB', 'PiB', 'EiB'], i = -1, v = b;
+	while (v >= 1024 && i < 5) { v /= 1024; i++; }
+	return fixed(v, v < 10 ? 2 : v < 100 ? 1 : 0) + ' ' + u[i];
 }
+/* Durations as the text report writes them (rep_duration). */
 function fmtNs(ns) {
 	if (ns === null || ns === undefined)
 		return '';
-	if (ns < 1e3) return ns + ' ns';
-	if (ns < 1e6) return (ns / 1e3).toFixed(1) + ' us';
-	if (ns < 1e9) return (ns / 1e6).toFixed(1) + ' ms';
-	return (ns / 1e9).toFixed(3) + ' s';
+	if (ns < 1e6) return fixed(ns / 1e3, 1) + ' us';
+	if (ns < 1e9) return fixed(ns / 1e6, 1) + ' ms';
+	return fixed(ns / 1e9, 3) + ' s';
 }
+/* A time of the run as the text report writes it (rep_time): "+3.4 ms". */
+function fmtAt(ns) { return ns === null || ns === undefined ? '' : '+' + fmtNs(ns); }
+/* A figure of the data shown: its source (a path in #memtrace-data) and
+   value go with it, so a test can tell that the page computed none. */
+function fig(v, src, fmt) {
+	var e = el('span', { class: 'fig', 'data-src': src, 'data-v': String(v) }, (fmt || fmtBytes)(v));
+	return e;
+}
+/* "  (+6 library frames inside)", as the text report says a name's folds */
+function folds(n, kind) { return n > 0 ? '  (+' + n + ' ' + kind + ' frame' + (n === 1 ? '' : 's') + ' inside)' : ''; }
 /* axis labels: as short as they can be, "1.5 ms", "200 us" */
 function fmtAxisSec(s) {
 	var ns = s * 1e9, a = Math.abs(ns);
@@ -97,11 +137,15 @@ function fmtAxisSec(s) {
 function fmtSec(s) { return s === null || s === undefined ? '' : fmtNs(Math.round(s * 1e9)); }
 function basename(p) { return p ? String(p).replace(/^.*\//, '') : p; }
 function frameText(f) {
+	if (f.python && !f.module)
+		return basename(f.file) + ':' + f.line + ' ' + f.function;
 	if (f.function)
 		return f.function + ' (' + (f.file ? basename(f.file) : '?') + ':' + f.line + ')';
 	return basename(f.module) + '+' + f.offset;
 }
 function frameFull(f) {
+	if (f.python && !f.module)
+		return (f.file || '?') + ':' + f.line + '  ' + f.function + '  [python]';
 	if (f.function)
 		return f.function + '  ' + (f.file || '?') + ':' + f.line + (f.python ? '  [python]' : '');
 	return f.module + '+' + f.offset;
@@ -159,7 +203,9 @@ document.addEventListener('keydown', function (e) { if (e.key === 'Escape') $('d
 
 /* --- tables ------------------------------------------------------------- */
 
-/* cols: {label, get(row), fmt(v), num}; rows selectable when onSelect. */
+/* cols: {label, get(row), fmt(v), num, src(row): the path in
+   #memtrace-data of the figure get() returns}; rows selectable when
+   onSelect. */
 function table(parent, cols, rows, onSelect, sortable) {
 	var t = el('table'), thead = el('thead'), tr = el('tr'), tbody = el('tbody');
 	var order = rows.slice(), sortCol = -1, desc = true;
@@ -193,9 +239,15 @@ function table(parent, cols, rows, onSelect, sortable) {
 		order.forEach(function (r) {
 			var row = el('tr');
 			cols.forEach(function (c) {
-				var v = c.get(r);
-				row.appendChild(el('td', { class: c.num ? 'num' : (c.where ? 'where' : '') },
-					c.fmt ? c.fmt(v, r) : v));
+				var v = c.get(r), td = el('td', { class: c.num ? 'num' : (c.where ? 'where' : '') },
+					c.fmt ? c.fmt(v, r) : v), src = c.src ? c.src(r) : null;
+				/* a figure of the data: where it comes from (tests) */
+				if (src !== null && src !== undefined) {
+					td.classList.add('fig');
+					td.setAttribute('data-src', src);
+					td.setAttribute('data-v', String(v));
+				}
+				row.appendChild(td);
 			});
 			if (onSelect) {
 				row.setAttribute('tabindex', '0');
@@ -287,7 +339,8 @@ function stackRows(tl, procs) {
    control shows the device's sum, the processes stacked, or one process. */
 function timeline(parent, title, tl, samples, marks, opts) {
 	var width = Math.max(400, Math.min(parent.clientWidth || 900, 1400) - 10);
-	parent.appendChild(el('h3', null, title));
+	if (title) parent.appendChild(el('h3', null, title));
+	title = title || opts.label || '';
 	var procs = opts.procs || [], holder = { u: null, mode: 'sum' };
 	var box = el('div');
 	if (procs.length > 1) {
@@ -317,11 +370,42 @@ function timeline(parent, title, tl, samples, marks, opts) {
 	return holder;
 }
 
+/* The series of a chart: the CUDA level's, or the framework's (PyTorch's
+   own terms) with opts.cols. Each a column of the timeline's rows. */
+var CUDA_COLS = [{ key: 'reserved', label: 'reserved', color: C.reserved, width: 2 },
+	{ key: 'allocated', label: 'allocated', color: C.allocated, width: 1.5 },
+	{ key: 'cached', label: 'cached', color: C.cached, width: 1, dash: [4, 3] }];
+
+/* Labels of the marks, each in the first row where it overlaps no other
+   (to the left of its line when it would run off the chart); placed
+   boxes are kept on the chart for the tests (u.labelBoxes). */
+function placeLabels(ctx, marks, xs, left, right, rowH) {
+	var rows = [], out = [];
+	marks.forEach(function (m, k) {
+		if (!m.label || xs[k] === null) return;
+		var w = ctx.measureText(m.label).width, pad = 4 * devicePixelRatio;
+		var x0 = xs[k] + pad;
+		if (x0 + w > right) x0 = xs[k] - pad - w;
+		if (x0 < left) x0 = left;
+		for (var r = 0; r < 12; r++) {
+			var taken = (rows[r] || []).some(function (b) { return x0 < b[1] + pad && x0 + w + pad > b[0]; });
+			if (!taken) break;
+		}
+		(rows[r] = rows[r] || []).push([x0, x0 + w]);
+		out.push({ mark: m, x: x0, w: w, row: r, y: rowH * (r + 1) });
+	});
+	return out;
+}
+
 function chart(box, width, tl, samples, marks, opts) {
 	var stack = opts.stack ? stackRows(opts.tl, opts.stack) : null;
-	if (stack) tl = { t: stack.t, reserved: stack.cols[stack.cols.length - 1], allocated: stack.cols[0] };
-	var t = tl.t, res = tl.reserved, alloc = tl.allocated;
-	var cached = res.map(function (r, i) { return r - alloc[i]; });
+	var cols = opts.cols || CUDA_COLS;
+	if (stack) {
+		tl = { t: stack.t, reserved: stack.cols[stack.cols.length - 1], allocated: stack.cols[0] };
+		cols = CUDA_COLS.slice(0, 2);
+	}
+	var t = tl.t, ncol = cols.length, data = cols.map(function (c) { return tl[c.key]; });
+	var res = tl.reserved;
 	var end = opts.duration / 1e9;
 	if (!t.length) {
 		box.appendChild(el('p', { class: 'hint' }, 'nothing allocated on this device'));
@@ -353,45 +437,43 @@ function chart(box, width, tl, samples, marks, opts) {
 			return sd;
 		}
 		var a = Math.max(0, lowerBound(t, lo * 1e9) - 1), b = Math.min(t.length, lowerBound(t, hi * 1e9) + 1);
-		var d = thin(t, [res, alloc, cached], a, b, width);
+		var d = thin(t, data, a, b, width);
 		/* the last row holds to the end of the run */
 		if (b === t.length && end > d[0][d[0].length - 1]) {
 			d[0].push(end);
-			for (var k = 1; k < 4; k++) d[k].push(d[k][d[k].length - 1]);
+			for (var k = 1; k <= ncol; k++) d[k].push(d[k][d[k].length - 1]);
 		}
 		if (!hasSamples)
 			return d;
-		d.push(d[0].map(function () { return null; }));
-		{
-			/* merge the samples in: a point each, the timeline held there */
-			var x = [], s = [[], [], []], used = [], p = 0;
-			var st = samples.t.map(function (v) { return v / 1e9; });
-			for (var i = 0; i <= d[0].length; i++) {
-				while (p < st.length && (i === d[0].length || st[p] < d[0][i])) {
-					if (st[p] >= lo && st[p] <= hi && i > 0) {
-						x.push(st[p]);
-						for (var k2 = 0; k2 < 3; k2++) s[k2].push(d[k2 + 1][i - 1]);
-						used.push(samples.used[p]);
-					}
-					p++;
+		/* merge the samples in: a point each, the timeline held there */
+		var x = [], s = cols.map(function () { return []; }), used = [], p = 0;
+		var st = samples.t.map(function (v) { return v / 1e9; });
+		for (var i = 0; i <= d[0].length; i++) {
+			while (p < st.length && (i === d[0].length || st[p] < d[0][i])) {
+				if (st[p] >= lo && st[p] <= hi && i > 0) {
+					x.push(st[p]);
+					for (var k2 = 0; k2 < ncol; k2++) s[k2].push(d[k2 + 1][i - 1]);
+					used.push(samples.used[p]);
 				}
-				if (i === d[0].length) break;
-				x.push(d[0][i]);
-				for (k2 = 0; k2 < 3; k2++) s[k2].push(d[k2 + 1][i]);
-				used.push(null);
+				p++;
 			}
-			d = [x, s[0], s[1], s[2], used];
+			if (i === d[0].length) break;
+			x.push(d[0][i]);
+			for (k2 = 0; k2 < ncol; k2++) s[k2].push(d[k2 + 1][i]);
+			used.push(null);
 		}
-		return d;
+		return [x].concat(s, [used]);
 	}
 	var stepped = uPlot.paths.stepped({ align: 1 });
 	var bytesVal = function (u, v) { return v === null || v === undefined ? '-' : fmtBytes(v); };
-	var series = [{ label: 'time', value: function (u, v) { return fmtSec(v); } },
-		{ label: opts.names[0], stroke: C.reserved, width: 2, paths: stepped, value: bytesVal, points: { show: false } },
-		{ label: opts.names[1], stroke: C.allocated, width: 1.5, paths: stepped, value: bytesVal, points: { show: false } },
-		{ label: opts.names[2], stroke: C.cached, width: 1, dash: [4, 3], paths: stepped, value: bytesVal, points: { show: false } },
-		{ label: usedLabel, show: !usedHidden, stroke: C.used, width: 0, paths: function () { return null; },
-			points: { show: true, size: 6, fill: C.used }, value: bytesVal }].slice(0, hasSamples ? 5 : 4);
+	var series = [{ label: 'time', value: function (u, v) { return fmtSec(v); } }];
+	cols.forEach(function (c) {
+		series.push({ label: c.label, stroke: c.color, width: c.width, dash: c.dash, paths: stepped, value: bytesVal,
+			points: { show: false } });
+	});
+	if (hasSamples)
+		series.push({ label: usedLabel, show: !usedHidden, stroke: C.used, width: 0, paths: function () { return null; },
+			points: { show: true, size: 6, fill: C.used }, value: bytesVal });
 	if (stack) {
 		var nst = opts.stack.length;
 		series = [series[0]];
@@ -408,11 +490,15 @@ function chart(box, width, tl, samples, marks, opts) {
 	}
 	var u;
 	function draw(u) {
-		var ctx = u.ctx;
+		var ctx = u.ctx, xs = [], left = u.bbox.left, right = u.bbox.left + u.bbox.width;
 		ctx.save();
+		ctx.font = (12 * devicePixelRatio) + 'px sans-serif';
+		ctx.textAlign = 'left';
+		ctx.textBaseline = 'alphabetic';
 		marks.forEach(function (m) {
 			var x = u.valToPos(m.t / 1e9, 'x', true);
-			if (x < u.bbox.left || x > u.bbox.left + u.bbox.width) return;
+			if (x < left - 0.5 || x > right + 0.5) { xs.push(null); return; }
+			xs.push(x);
 			ctx.strokeStyle = m.color;
 			ctx.lineWidth = 1.5 * devicePixelRatio;
 			ctx.setLineDash(m.dash ? [6 * devicePixelRatio, 4 * devicePixelRatio] : []);
@@ -420,12 +506,15 @@ function chart(box, width, tl, samples, marks, opts) {
 			ctx.moveTo(x, u.bbox.top);
 			ctx.lineTo(x, u.bbox.top + u.bbox.height);
 			ctx.stroke();
-			if (m.label) {
-				ctx.fillStyle = m.color;
-				ctx.font = (12 * devicePixelRatio) + 'px sans-serif';
-				ctx.fillText(m.label, x + 4 * devicePixelRatio, u.bbox.top + 14 * devicePixelRatio * (m.row || 1));
-			}
 		});
+		var placed = placeLabels(ctx, marks, xs, left, right, 14 * devicePixelRatio);
+		placed.forEach(function (p) {
+			ctx.fillStyle = 'rgba(255,255,255,0.85)';
+			ctx.fillRect(p.x - 1, u.bbox.top + p.y - 11 * devicePixelRatio, p.w + 2, 13 * devicePixelRatio);
+			ctx.fillStyle = p.mark.color;
+			ctx.fillText(p.mark.label, p.x, u.bbox.top + p.y);
+		});
+		u.labelBoxes = placed;
 		ctx.restore();
 	}
 	function view(lo, hi) {
@@ -471,29 +560,139 @@ function chart(box, width, tl, samples, marks, opts) {
 	return u;
 }
 
-var timelineMax = [], plots = [], tlControls = [];
+/* How many placed labels of a chart overlap another (tests: 0). */
+function overlaps(u) {
+	var n = 0, b = (u && u.labelBoxes) || [];
+	for (var i = 0; i < b.length; i++)
+		for (var j = i + 1; j < b.length; j++)
+			if (b[i].row === b[j].row && b[i].x < b[j].x + b[j].w && b[j].x < b[i].x + b[i].w) n++;
+	return n;
+}
+
+var timelineMax = [], plots = [], tlControls = [], labelChecks = [];
+
+/* A line of text and figures: parts are strings, or [value, src, fmt]
+   (fig: the figure, its path in #memtrace-data). */
+function figLine(parent, parts, cls) {
+	var p = el('p', cls ? { class: cls } : null);
+	parts.forEach(function (x) {
+		if (typeof x === 'string') p.appendChild(document.createTextNode(x));
+		else if (x) p.appendChild(fig(x[0], x[1], x[2]));
+	});
+	parent.appendChild(p);
+	return p;
+}
+/* PyTorch's state at a moment, as the text report writes it: "reserved R
+   = allocated A + cached C (requested Q; inactive split I, largest free
+   block L)"; st: a state of report.framework at path src. */
+function fwState(st, src) {
+	var parts = ['reserved ', [st.reserved_bytes, src + '.reserved_bytes'], ' = allocated ',
+		[st.allocated_bytes, src + '.allocated_bytes'], ' + cached ', [st.cached_bytes, src + '.cached_bytes'],
+		' (requested ', [st.requested_bytes, src + '.requested_bytes'], '; inactive split ',
+		[st.inactive_split_bytes, src + '.inactive_split_bytes'], ', largest free block ',
+		[st.largest_free_block_bytes, src + '.largest_free_block_bytes']];
+	if (st.awaiting_free_bytes)
+		parts.push('; ', [st.awaiting_free_bytes, src + '.awaiting_free_bytes'], ' of cached awaiting other streams');
+	parts.push(')');
+	return parts;
+}
+/* "device used U of T (sampled 1.2 ms before the peak), of which X
+   untraced (...)", as the text report says it */
+function usedParts(i, dv) {
+	var src = 'report.devices.' + i, parts = [];
+	if (dv.device_used_bytes_at_peak === null || dv.device_used_bytes_at_peak === undefined) return parts;
+	parts.push('device used ', [dv.device_used_bytes_at_peak, src + '.device_used_bytes_at_peak']);
+	if (dv.device_total_bytes) parts.push(' of ', [dv.device_total_bytes, src + '.device_total_bytes']);
+	if (D.devices[i].sample_when) parts.push(' (', [D.devices[i].sample_when, 'devices.' + i + '.sample_when', String], ')');
+	if (dv.untraced_bytes_at_peak >= 0)
+		parts.push(', of which ', [dv.untraced_bytes_at_peak, src + '.untraced_bytes_at_peak'],
+			' untraced (CUDA context, kernels, libraries, ' + (R.processes.length > 1 ? 'untraced processes' : 'untraced processes') + ')');
+	else if (dv.untraced_bytes_at_peak !== null && dv.untraced_bytes_at_peak !== undefined)
+		parts.push(' (taken before ', [-dv.untraced_bytes_at_peak, src + '.untraced_bytes_at_peak', function (v) { return fmtBytes(v); }],
+			' of the peak was reserved)');
+	return parts;
+}
+/* the framework's out-of-memory errors on the report's device i */
+function fwOomsOf(i) {
+	var f = fwDev(i);
+	return f ? f.fd.ooms.map(function (k) { return { k: k, o: RF.ooms[k] }; }) : [];
+}
+function oomMarks(i) {
+	return fwOomsOf(i).map(function (x) {
+		return { t: x.o.state.time_ns, color: C.failure, label: 'OOM ' + fmtBytes(x.o.requested_bytes) + ': ' + x.o.verdict };
+	});
+}
+
 function timelines() {
 	var parent = $('tl');
 	D.devices.forEach(function (dd, i) {
-		var dv = R.devices[i];
+		var dv = R.devices[i], f = fwDev(i);
 		var marks = [];
+		if (f) {
+			/* PyTorch's terms first: allocated = the tensors' blocks */
+			var rd = f.rd, src = 'report.framework.devices.' + f.k;
+			parent.appendChild(el('h3', null, dd.title + ': PyTorch\'s allocator'));
+			figLine(parent, ['peak allocated ', [rd.peak_allocated.allocated_bytes, src + '.peak_allocated.allocated_bytes'], ' at ',
+				[rd.peak_allocated.time_ns, src + '.peak_allocated.time_ns', fmtAt], ': '].concat(fwState(rd.peak_allocated, src + '.peak_allocated')), 'figs');
+			figLine(parent, ['peak requested ', [rd.peak_requested.requested_bytes, src + '.peak_requested.requested_bytes'], ' at ',
+				[rd.peak_requested.time_ns, src + '.peak_requested.time_ns', fmtAt], '; peak reserved ',
+				[rd.peak_reserved.reserved_bytes, src + '.peak_reserved.reserved_bytes'], ' at ',
+				[rd.peak_reserved.time_ns, src + '.peak_reserved.time_ns', fmtAt], ': '].concat(fwState(rd.peak_reserved, src + '.peak_reserved')), 'figs');
+			figLine(parent, ['at exit: '].concat(fwState(rd.at_exit, src + '.at_exit')), 'figs');
+			var cuda = ['CUDA API: peak reserved ', [dv.peak_reserved_bytes, 'report.devices.' + i + '.peak_reserved_bytes'], ' at ',
+				[dv.peak_reserved_time_ns, 'report.devices.' + i + '.peak_reserved_time_ns', fmtAt]];
+			if (rd.cuda_reserved_at_peak_reserved_bytes !== null)
+				cuda.push('; at the framework\'s peak of reserved ', [rd.cuda_reserved_at_peak_reserved_bytes, src + '.cuda_reserved_at_peak_reserved_bytes'],
+					', of which ', [rd.outside_framework_bytes_at_peak_reserved, src + '.outside_framework_bytes_at_peak_reserved'],
+					' outside the framework\'s segments');
+			var used = usedParts(i, dv);
+			if (used.length) cuda = cuda.concat(['; '], used);
+			figLine(parent, cuda, 'figs beside');
+			var fm = [{ t: rd.peak_allocated.time_ns, color: C.allocated, dash: true, label: 'peak allocated ' + fmtBytes(rd.peak_allocated.allocated_bytes) },
+				{ t: rd.peak_reserved.time_ns, color: C.reserved, dash: true, label: 'peak reserved ' + fmtBytes(rd.peak_reserved.reserved_bytes) }]
+				.concat(oomMarks(i));
+			var fh = timeline(parent, null, f.fd.timeline, null, fm,
+				{ duration: R.duration_ns, dev: i, cols: [
+					{ key: 'allocated', label: 'allocated (tensor blocks)', color: C.allocated, width: 2 },
+					{ key: 'requested', label: 'requested', color: C.requested, width: 1, dash: [2, 2] },
+					{ key: 'cached', label: 'cached (free blocks)', color: C.cached, width: 1, dash: [4, 3] },
+					{ key: 'reserved', label: 'reserved (segments)', color: C.reserved, width: 1.5 }] });
+			labelChecks.push(['fw ' + f.k, fh.u]);
+			var fmax = 0;
+			f.fd.timeline.allocated.forEach(function (v) { if (v > fmax) fmax = v; });
+			checks.push('fw ' + f.k + ' timeline_max_allocated ' + fmax);
+		}
 		if (dv.peak_reserved_bytes)
 			marks.push({ t: dv.peak_reserved_time_ns, color: C.peak, dash: true,
 				label: 'peak ' + fmtBytes(dv.peak_reserved_bytes) });
-		failuresOf(i).forEach(function (f, k) {
-			marks.push({ t: f.time_ns, color: C.failure, label: k ? null : 'failed: ' + fmtBytes(f.requested_bytes), row: 2 });
+		failuresOf(i).forEach(function (fl) {
+			marks.push({ t: fl.time_ns, color: C.failure, label: 'failed: ' + fmtBytes(fl.requested_bytes) });
 		});
-		var title = dd.title + ': peak ' + fmtBytes(dv.peak_reserved_bytes) + ' reserved at ' +
-			fmtNs(dv.peak_reserved_time_ns) + ', ' + fmtBytes(dv.peak_allocated_bytes) + ' allocated';
+		if (f) marks = marks.concat(oomMarks(i));
+		var head = el('div');
+		if (f) {
+			parent.appendChild(el('h4', null, 'At the CUDA API: ' + dd.title + ' (PyTorch\'s segments count as cached there)'));
+		} else {
+			parent.appendChild(el('h3', null, dd.title));
+			figLine(head, ['peak ', [dv.peak_reserved_bytes, 'report.devices.' + i + '.peak_reserved_bytes'], ' reserved at ',
+				[dv.peak_reserved_time_ns, 'report.devices.' + i + '.peak_reserved_time_ns', fmtAt], ': reserved ',
+				[dv.peak_reserved_bytes, 'report.devices.' + i + '.peak_reserved_bytes'], ' = allocated ',
+				[dv.peak_allocated_bytes, 'report.devices.' + i + '.peak_allocated_bytes'], ' + cached ',
+				[dv.cached_bytes_at_peak, 'report.devices.' + i + '.cached_bytes_at_peak']], 'figs');
+			var u2 = usedParts(i, dv);
+			if (u2.length) figLine(head, u2, 'figs beside');
+		}
+		parent.appendChild(head);
 		var procs = (dd.processes || []).map(function (p) {
 			var rp = R.processes.filter(function (q) { return q.pid === p.pid; })[0];
 			return { label: 'pid ' + p.pid + (rp && rp.rank >= 0 ? ' (rank ' + rp.rank + ')' : ''),
 				timeline: p.timeline, after_end: p.after_end };
 		});
-		var hold = timeline(parent, title, dd.timeline, dd.samples, marks,
-			{ duration: R.duration_ns, names: ['reserved', 'allocated', 'cached'], dev: i, procs: procs,
+		var hold = timeline(parent, null, dd.timeline, dd.samples, marks,
+			{ duration: R.duration_ns, dev: i, procs: procs, label: dd.title,
 				onChange: function (u) { plots[i] = u; } });
-		plots.push(hold.u);
+		labelChecks.push(['device ' + i, hold.u]);
+		plots.push(f ? fh.u : hold.u);
 		tlControls.push(hold.select || null);
 		/* the stacked areas add up to the device's own rows */
 		var bad = 0;
@@ -510,11 +709,14 @@ function timelines() {
 		checks.push('device ' + i + ' peak_shown ' + dv.peak_reserved_bytes);
 		checks.push('device ' + i + ' timeline_max ' + mx);
 	});
-	(D.framework || []).forEach(function (fw) {
-		timeline(parent, 'The framework\'s allocator (tensors), device ' + fw.device, fw, null, [],
-			{ duration: R.duration_ns, names: ['tensor reserved', 'tensor allocated', 'tensor cached'] });
-	});
 	checks.push('devices ' + D.devices.length);
+}
+
+/* the marks' labels of every chart, once drawn: how many overlap */
+function labelCheck() {
+	labelChecks.forEach(function (x) {
+		checks.push(x[0] + ' labels ' + ((x[1] && x[1].labelBoxes) || []).length + ' overlaps ' + overlaps(x[1]));
+	});
 }
 
 /* --- peak sites --------------------------------------------------------- */
@@ -525,30 +727,71 @@ function siteDetails(title, s, frames, hidden, extra) {
 	showDetails(title + (s ? ' (site ' + s + ')' : ''), parts);
 }
 
+/* The details of a tensor site: its name and all its frames. */
+function fwSiteDetails(title, id, extra) {
+	var rs = rfSiteById[id], parts = extra ? extra.slice() : [];
+	parts.unshift({ text: fwSiteName(id) });
+	parts.push({ label: 'stack (innermost first)', frames: rs ? rs.frames.map(function (f) {
+		return { file: f.file, line: f.line, function: f.function, python: true };
+	}) : [] });
+	showDetails(title + ' (tensor site ' + id + ')', parts);
+}
+
+/* A table of tensor sites a moment held (framework.devices[k][key]: all of
+   them; the report lists the top 10). */
+function fwHeldTable(parent, k, key, what) {
+	var all = FW.devices[k][key], rows = all.slice(0, 10).map(function (h, j) { return { h: h, j: j }; });
+	var src = 'framework.devices.' + k + '.' + key + '.';
+	table(parent, [
+		{ label: 'held at the peak of ' + what, num: 1, get: function (r) { return r.h[1]; }, fmt: fmtBytes,
+			src: function (r) { return src + r.j + '.1'; } },
+		{ label: 'tensors', num: 1, get: function (r) { return r.h[2]; }, src: function (r) { return src + r.j + '.2'; } },
+		{ label: 'tensor site', num: 1, get: function (r) { return r.h[0]; } },
+		{ label: 'where (Python)', where: 1, get: function (r) { return fwSiteName(r.h[0]); } }
+	], rows, function (r) {
+		fwSiteDetails(fmtBytes(r.h[1]) + ' at the peak of ' + what, r.h[0]);
+	}, false);
+	if (all.length > rows.length)
+		parent.appendChild(el('p', { class: 'hint' }, 'The top ' + rows.length + ' of ' + all.length +
+			' tensor sites; the flame graph shows all of them.'));
+	return rows.length;
+}
+
 function peakSites() {
 	var parent = $('peak-sites'), shown = 0;
 	R.devices.forEach(function (dv, i) {
-		parent.appendChild(el('h3', null, D.devices[i].title + ': ' + fmtBytes(dv.peak_reserved_bytes) +
-			' reserved at ' + fmtNs(dv.peak_reserved_time_ns)));
+		var f = fwDev(i), src = 'report.devices.' + i;
+		if (f) {
+			var rs = 'report.framework.devices.' + f.k;
+			parent.appendChild(el('h3', null, D.devices[i].title + ': tensors'));
+			figLine(parent, ['At the peak of allocated, ', [f.rd.peak_allocated.allocated_bytes, rs + '.peak_allocated.allocated_bytes'], ' at ',
+				[f.rd.peak_allocated.time_ns, rs + '.peak_allocated.time_ns', fmtAt], ', by tensor site (the Python line that allocated):']);
+			var nt = fwHeldTable(parent, f.k, 'peak_allocated', 'allocated');
+			figLine(parent, ['At the peak of reserved, ', [f.rd.peak_reserved.reserved_bytes, rs + '.peak_reserved.reserved_bytes'], ' at ',
+				[f.rd.peak_reserved.time_ns, rs + '.peak_reserved.time_ns', fmtAt], ':']);
+			fwHeldTable(parent, f.k, 'peak_reserved', 'reserved');
+			checks.push('fw ' + f.k + ' top_tensor_sites ' + nt);
+			parent.appendChild(el('h4', null, 'At the CUDA API: the allocator\'s segments, the frame around the tensors'));
+		} else {
+			parent.appendChild(el('h3', null, D.devices[i].title));
+		}
+		figLine(parent, [[dv.peak_reserved_bytes, src + '.peak_reserved_bytes'], ' reserved at ',
+			[dv.peak_reserved_time_ns, src + '.peak_reserved_time_ns', fmtAt]]);
 		if (dv.peak_set_by)
-			parent.appendChild(el('p', null, 'The peak was reached by ' + dv.peak_set_by.api + ' of ' +
-				fmtBytes(dv.peak_set_by.bytes) + ' (pid ' + dv.peak_set_by.pid + ') at ' +
-				where(dv.peak_set_by.frames) + '.'));
-		if (dv.untraced_bytes_at_peak)
-			parent.appendChild(el('p', { class: 'hint' }, 'The device used ' + fmtBytes(dv.device_used_bytes_at_peak) +
-				' then; ' + fmtBytes(dv.untraced_bytes_at_peak) + ' of it not allocated through the traced calls (context, other processes).'));
-		var rows = dv.peak_sites || [];
-		var n = D.devices[i].peak_sites.length;
+			figLine(parent, ['The peak was reached by ' + dv.peak_set_by.api + ' of ', [dv.peak_set_by.bytes, src + '.peak_set_by.bytes'],
+				(R.processes.length > 1 ? ' (pid ' + dv.peak_set_by.pid + ')' : '') + ' at ' + stackName(D.devices[i].peak_set_by) + '.']);
+		var used = usedParts(i, dv);
+		if (used.length) figLine(parent, ['The '].concat(used, ['.']), 'hint');
+		var rows = (dv.peak_sites || []).map(function (r, j) { return { r: r, j: j }; });
+		var n = D.devices[i].peak_sites.length, ps = src + '.peak_sites.';
 		shown += table(parent, [
-			{ label: 'held at peak', num: 1, get: function (r) { return r.bytes; }, fmt: fmtBytes },
-			{ label: 'share', num: 1, get: function (r) { return dv.peak_reserved_bytes ? r.bytes / dv.peak_reserved_bytes : 0; },
-				fmt: function (v) { return (100 * v).toFixed(1) + '%'; } },
-			{ label: 'allocations', num: 1, get: function (r) { return r.count; } },
-			{ label: 'processes', num: 1, get: function (r) { return r.processes; } },
-			{ label: 'site', num: 1, get: function (r) { return r.site; } },
-			{ label: 'where', where: 1, get: function (r) { return where(r.frames) + (r.caching_allocator ? '  [caching allocator]' : ''); } }
-		], rows, function (r) {
-			siteDetails(fmtBytes(r.bytes) + ' at the peak', r.site, r.frames, r.hidden_frames);
+			{ label: 'held at peak', num: 1, get: function (x) { return x.r.bytes; }, fmt: fmtBytes, src: function (x) { return ps + x.j + '.bytes'; } },
+			{ label: 'allocations', num: 1, get: function (x) { return x.r.count; }, src: function (x) { return ps + x.j + '.count'; } },
+			{ label: 'processes', num: 1, get: function (x) { return x.r.processes; } },
+			{ label: 'site', num: 1, get: function (x) { return x.r.site; } },
+			{ label: 'where', where: 1, get: function (x) { return siteName(x.r.site) + (x.r.caching_allocator ? '  [caching allocator]' : ''); } }
+		], rows, function (x) {
+			siteDetails(fmtBytes(x.r.bytes) + ' at the peak', x.r.site, x.r.frames, x.r.hidden_frames, [{ text: siteName(x.r.site) }]);
 		}, false);
 		if (n > rows.length)
 			parent.appendChild(el('p', { class: 'hint' }, 'The top ' + rows.length + ' of ' + n +
@@ -623,6 +866,7 @@ function icicle(root) {
 
 function flame() {
 	var sel = $('flame-dev');
+	if (FW) $('flame-cuda').hidden = false;
 	R.devices.forEach(function (dv, i) { sel.appendChild(el('option', { value: String(i) }, D.devices[i].title)); });
 	var at = null;
 	if (!R.devices.length) {
@@ -631,7 +875,34 @@ function flame() {
 	}
 	function render() {
 		var i = +sel.value || 0, dv = R.devices[i], mode = document.querySelector('input[name=flame-mode]:checked').value;
-		var items = [], note = '';
+		var items = [], note = '', f = fwDev(i);
+		if (f && mode !== 'cuda') {
+			var fs = function (id) { var x = fwSiteById[id]; return x ? x.frames : []; };
+			if (mode === 'peak' && at === null) {
+				items = f.fd.peak_allocated.map(function (h) { return { bytes: h[1], frames: fs(h[0]), site: h[0] }; });
+				note = 'Tensors live at the peak of allocated of ' + D.devices[i].title + ' (' + fmtAt(f.rd.peak_allocated.time_ns) + '): ' +
+					fmtBytes(f.rd.peak_allocated.allocated_bytes) + ' allocated, ' + fmtBytes(f.rd.peak_allocated.reserved_bytes) + ' reserved; by Python line.';
+			} else if (mode === 'peak') {
+				var byT = {}, fm = f.fd.address_map;
+				fm.blocks.forEach(function (b) { if (b[0] <= at && b[1] > at) byT[b[6]] = (byT[b[6]] || 0) + b[4]; });
+				items = Object.keys(byT).map(function (k) { return { bytes: byT[k], frames: fs(+k), site: +k }; });
+				note = 'Tensors live at ' + fmtAt(Math.round(at)) + ' on ' + D.devices[i].title + ', from the tensor address map' +
+					(fm.shown < fm.total ? ' (its largest ' + fm.shown + ' of ' + fm.total + ' blocks)' : '') +
+					'. Choose "at the peak" again to go back to the peak.';
+			} else if (mode === 'exit') {
+				items = RF.sites.filter(function (x) { return x.device === dv.device && x.exit_bytes; })
+					.map(function (x) { return { bytes: x.exit_bytes, frames: fs(x.site), site: x.site }; });
+				note = 'Tensors never freed, on device ' + dv.device + ' (PyTorch\'s cache is not in it: it holds no tensor).';
+			} else {
+				items = RF.leaks.filter(function (l) { return l.device === dv.device; })
+					.map(function (l) { return { bytes: l.bytes, frames: fs(l.site), site: l.site }; });
+				note = 'The tensor leak candidates of device ' + dv.device + ', by the bytes each left at exit.';
+			}
+			$('flame-note').textContent = note;
+			icicle(buildTree(items));
+			return;
+		}
+		if (mode === 'cuda') mode = 'peak';
 		if (mode === 'peak' && at === null) {
 			items = D.devices[i].peak_sites.map(function (p) { var s = siteById[p.site]; return { bytes: p.bytes, frames: s ? s.frames : [], site: p.site }; });
 			note = 'Live at the peak of ' + D.devices[i].title + ' (' + fmtNs(dv.peak_reserved_time_ns) + '): ' +
@@ -678,70 +949,183 @@ function flame() {
 /* --- tables of the report ----------------------------------------------- */
 
 function leaks() {
-	var rows = R.leaks || [];
+	var rows = (R.leaks || []).map(function (r, j) { return { r: r, j: j }; }), p = $('leaks-table');
+	if (RF) {
+		/* PyTorch's tensors first: the report's tensor leak candidates */
+		var tl = RF.leaks.map(function (r, j) { return { r: r, j: j }; });
+		p.appendChild(el('h3', null, 'Tensor leak candidates (PyTorch)'));
+		if (!tl.length)
+			p.appendChild(el('p', null, 'None: every tensor was freed, and no tensor site kept growing.'));
+		else
+			table(p, [
+				{ label: 'left at exit', num: 1, get: function (x) { return x.r.bytes; }, fmt: fmtBytes,
+					src: function (x) { return 'report.framework.leaks.' + x.j + '.bytes'; } },
+				{ label: 'tensors', num: 1, get: function (x) { return x.r.count; }, src: function (x) { return 'report.framework.leaks.' + x.j + '.count'; } },
+				{ label: 'why', get: function (x) { return x.r.reasons.map(function (w) { return w === 'live_at_exit' ? 'left at exit' : w; }).join(', ') +
+					(x.r.interrupted ? ' (interrupted: its process did not exit cleanly, so it may not be a leak)' : ''); } },
+				{ label: 'highest live', num: 1, get: function (x) { return x.r.peak_bytes; }, fmt: fmtBytes,
+					src: function (x) { return 'report.framework.leaks.' + x.j + '.peak_bytes'; } },
+				{ label: 'device', num: 1, get: function (x) { return x.r.device; } },
+				{ label: 'tensor site', num: 1, get: function (x) { return x.r.site; } },
+				{ label: 'where (Python)', where: 1, get: function (x) { return fwSiteName(x.r.site); } }
+			], tl, function (x) {
+				fwSiteDetails('Tensor leak candidate: ' + fmtBytes(x.r.bytes) + ' left at exit', x.r.site);
+			}, true);
+		(RF.cache_at_exit || []).forEach(function (c, j) {
+			figLine(p, ['Cache held at exit (PyTorch\'s free blocks, not a leak): pid ' + c.pid + ' device ' + c.device + ' ',
+				[c.bytes, 'report.framework.cache_at_exit.' + j + '.bytes']], 'hint');
+		});
+		checks.push('tensor_leaks ' + tl.length);
+		p.appendChild(el('h3', null, 'At the CUDA API'));
+	}
 	if (!rows.length)
-		$('leaks-table').appendChild(el('p', null, 'No leak candidate: nothing was left live at exit, and no site kept growing.'));
+		p.appendChild(el('p', null, 'No leak candidate: nothing was left live at exit, and no site kept growing.'));
 	else
-		table($('leaks-table'), [
-			{ label: 'left at exit', num: 1, get: function (r) { return r.bytes; }, fmt: fmtBytes },
-			{ label: 'allocations', num: 1, get: function (r) { return r.count; } },
-			{ label: 'why', get: function (r) { return (r.reasons || []).join(', ').replace(/_/g, ' '); } },
-			{ label: 'device', num: 1, get: function (r) { return r.device; } },
-			{ label: 'site', num: 1, get: function (r) { return r.site; } },
-			{ label: 'where', where: 1, get: function (r) { return where(r.frames); } }
-		], rows, function (r) {
-			siteDetails('Leak candidate: ' + fmtBytes(r.bytes) + ' left at exit', r.site, r.frames, r.hidden_frames);
+		table(p, [
+			{ label: 'left at exit', num: 1, get: function (x) { return x.r.bytes; }, fmt: fmtBytes, src: function (x) { return 'report.leaks.' + x.j + '.bytes'; } },
+			{ label: 'allocations', num: 1, get: function (x) { return x.r.count; }, src: function (x) { return 'report.leaks.' + x.j + '.count'; } },
+			{ label: 'why', get: function (x) { return (x.r.reasons || []).map(function (w) { return w === 'live_at_exit' ? 'left at exit' : w; }).join(', ') +
+				(x.r.interrupted ? ' (interrupted: a process holding it did not exit cleanly, so it may not be a leak)' : ''); } },
+			{ label: 'device', num: 1, get: function (x) { return x.r.device; } },
+			{ label: 'site', num: 1, get: function (x) { return x.r.site; } },
+			{ label: 'where', where: 1, get: function (x) { return siteName(x.r.site); } }
+		], rows, function (x) {
+			siteDetails('Leak candidate: ' + fmtBytes(x.r.bytes) + ' left at exit', x.r.site, x.r.frames, x.r.hidden_frames, [{ text: siteName(x.r.site) }]);
 		}, true);
+	if ((R.cache_at_exit || []).length) {
+		p.appendChild(el('p', { class: 'hint' }, 'Held by a caching allocator at exit (its cache, not a leak):'));
+		table(p, [
+			{ label: 'held', num: 1, get: function (x) { return x.r.bytes; }, fmt: fmtBytes, src: function (x) { return 'report.cache_at_exit.' + x.j + '.bytes'; } },
+			{ label: 'allocations', num: 1, get: function (x) { return x.r.count; } },
+			{ label: 'site', num: 1, get: function (x) { return x.r.site; } },
+			{ label: 'where', where: 1, get: function (x) { return siteName(x.r.site) + '  [caching allocator]'; } }
+		], R.cache_at_exit.map(function (r, j) { return { r: r, j: j }; }), null, false);
+	}
 	checks.push('leaks ' + rows.length);
 }
 
+/* PyTorch's out-of-memory errors: the verdict, the state then, the
+   request and the tensor sites that held the memory. */
+function fwOoms(p) {
+	var rows = RF.ooms.map(function (o, j) { return { o: o, j: j }; });
+	p.appendChild(el('h3', null, 'PyTorch\'s out-of-memory errors (' + rows.length + ')'));
+	rows.forEach(function (x) {
+		var o = x.o, src = 'report.framework.ooms.' + x.j;
+		var box = el('div', { class: 'oom' });
+		figLine(box, [[o.state.time_ns, src + '.state.time_ns', fmtAt], ' pid ' + o.pid + ' device ' + o.device + ': request of ',
+			[o.requested_bytes, src + '.requested_bytes'], ' failed: ', [o.verdict, src + '.verdict', String]], 'verdict');
+		figLine(box, fwState(o.state, src + '.state'), 'figs');
+		var free = ['device free ', [o.device_free_bytes, src + '.device_free_bytes'], ' (as the framework saw it)'];
+		if (o.device_total_bytes !== null)
+			free.push(' of ', [o.device_total_bytes, src + '.device_total_bytes'], '; outside the framework ',
+				[Math.max(0, o.outside_framework_bytes), src + '.outside_framework_bytes']);
+		if (o.cuda_reserved_bytes !== null && o.cuda_reserved_bytes !== undefined)
+			free.push('; memtrace\'s reserved of the process ', [o.cuda_reserved_bytes, src + '.cuda_reserved_bytes']);
+		figLine(box, free, 'figs');
+		table(box, [
+			{ label: 'top holders', num: 1, get: function (h) { return h.h.bytes; }, fmt: fmtBytes, src: function (h) { return src + '.top_holders.' + h.k + '.bytes'; } },
+			{ label: 'tensors', num: 1, get: function (h) { return h.h.count; }, src: function (h) { return src + '.top_holders.' + h.k + '.count'; } },
+			{ label: 'tensor site', num: 1, get: function (h) { return h.h.site; } },
+			{ label: 'where (Python)', where: 1, get: function (h) { return fwSiteName(h.h.site); } }
+		], o.top_holders.map(function (h, k) { return { h: h, k: k }; }), function (h) {
+			fwSiteDetails(fmtBytes(h.h.bytes) + ' held at the out-of-memory error', h.h.site);
+		}, false);
+		p.appendChild(box);
+		checks.push('fw_oom ' + x.j + ' verdict ' + o.verdict);
+	});
+	checks.push('fw_ooms ' + rows.length);
+}
+
 function failures() {
-	var rows = R.failures || [], p = $('failures-table');
+	var rows = (R.failures || []).map(function (r, j) { return { r: r, j: j, n: D.failures[j] }; }), p = $('failures-table');
+	if (RF && RF.ooms.length) {
+		fwOoms(p);
+		p.appendChild(el('h3', null, 'Failed calls at the CUDA API'));
+	}
 	if (!rows.length)
 		p.appendChild(el('p', null, 'No allocation failed.'));
 	else
 		table(p, [
-			{ label: 'time', num: 1, get: function (r) { return r.time_ns; }, fmt: fmtNs },
-			{ label: 'pid', num: 1, get: function (r) { return r.pid; } },
-			{ label: 'call', get: function (r) { return r.api + ' of ' + fmtBytes(r.requested_bytes) + ' on device ' + r.device; } },
-			{ label: 'error', get: function (r) { return r.error_name || String(r.error); } },
-			{ label: 'reserved then', num: 1, get: function (r) { return r.reserved_bytes; }, fmt: fmtBytes },
-			{ label: 'device free', num: 1, get: function (r) { return r.device_free_bytes; }, fmt: fmtBytes },
-			{ label: 'held by', where: 1, get: function (r) {
-				return (r.top_holders || []).map(function (h) { return fmtBytes(h.bytes) + ' at ' + where(h.frames); }).join('; ');
+			{ label: 'time', num: 1, get: function (x) { return x.r.time_ns; }, fmt: fmtAt, src: function (x) { return 'report.failures.' + x.j + '.time_ns'; } },
+			{ label: 'pid', num: 1, get: function (x) { return x.r.pid; } },
+			{ label: 'call', get: function (x) { return x.r.api + ' of ' + fmtBytes(x.r.requested_bytes) + ' on device ' + x.r.device; } },
+			{ label: 'error', get: function (x) { return (x.r.error_name || 'unknown error') + ' (' + x.r.error + ')'; } },
+			{ label: 'reserved then', num: 1, get: function (x) { return x.r.reserved_bytes; }, fmt: fmtBytes, src: function (x) { return 'report.failures.' + x.j + '.reserved_bytes'; } },
+			{ label: 'device free after', num: 1, get: function (x) { return x.r.device_free_bytes; }, fmt: fmtBytes,
+				src: function (x) { return x.r.device_free_bytes === null ? null : 'report.failures.' + x.j + '.device_free_bytes'; } },
+			{ label: 'top holders', where: 1, get: function (x) {
+				return (x.r.top_holders || []).map(function (h, k) { return fmtBytes(h.bytes) + '  ' + stackName(x.n.holders[k]); }).join('\n');
 			} },
-			{ label: 'where', where: 1, get: function (r) { return where(r.frames); } }
-		], rows, function (r) {
+			{ label: 'at', where: 1, get: function (x) { return stackName(x.n); } }
+		], rows, function (x) {
+			var r = x.r;
 			var parts = [{ text: r.api + ' of ' + fmtBytes(r.requested_bytes) + ' failed with ' + (r.error_name || r.error) +
-				' at ' + fmtNs(r.time_ns) + ' (pid ' + r.pid + ', thread ' + r.tid + '); the process held ' +
-				fmtBytes(r.reserved_bytes) + ' on device ' + r.device + '.' }, { frames: r.frames, hidden: r.hidden_frames, label: 'the failed call' }];
+				' at ' + fmtAt(r.time_ns) + ' (pid ' + r.pid + ', thread ' + r.tid + '); the process held ' +
+				fmtBytes(r.reserved_bytes) + ' on device ' + r.device + '.' }, { frames: r.frames, hidden: r.hidden_frames, label: 'the failed call: ' + stackName(x.n) }];
 			(r.top_holders || []).forEach(function (h, k) {
-				parts.push({ frames: h.frames, hidden: h.hidden_frames, label: 'holder ' + (k + 1) + ': ' + fmtBytes(h.bytes) + ' in ' + h.count + ' allocations' });
+				parts.push({ frames: h.frames, hidden: h.hidden_frames, label: 'holder ' + (k + 1) + ': ' + fmtBytes(h.bytes) + ' in ' + h.count + ' allocations, ' + stackName(x.n.holders[k]) });
 			});
 			showDetails('Failed allocation', parts);
 		}, true);
 	if (R.failures_total > rows.length)
 		p.appendChild(el('p', { class: 'note' }, rows.length + ' of ' + R.failures_total + ' failures listed.'));
 	checks.push('failures ' + rows.length);
+	retries();
+}
+
+/* The report's out-of-memory retries: a failed allocation, frees on the
+   same thread, then a retry (a caching allocator that ran out). */
+function retries() {
+	var p = $('failures-table'), rows = (R.oom_retries || []).map(function (r, j) { return { r: r, j: j }; });
+	if (!rows.length) { checks.push('oom_retries 0'); return; }
+	p.appendChild(el('h3', null, 'Out-of-memory retries (a failed allocation, frees, then a retry: a fragmented cache)'));
+	rows.forEach(function (x) {
+		var r = x.r, src = 'report.oom_retries.' + x.j;
+		figLine(p, [[r.time_ns, src + '.time_ns', fmtAt], ' pid ' + r.pid + ' device ' + r.device + ': ',
+			[r.requested_bytes, src + '.requested_bytes'], ' failed, ' + r.frees + ' free' + (r.frees === 1 ? '' : 's') + ' released ',
+			[r.freed_bytes, src + '.freed_bytes'], ', retry of ', [r.retry_bytes, src + '.retry_bytes'],
+			r.retry_result ? ' failed again' : ' succeeded'], 'figs retry');
+	});
+	checks.push('oom_retries ' + rows.length);
 }
 
 function sitesTable() {
-	var peakOf = {};
-	D.devices.forEach(function (d) { d.peak_sites.forEach(function (p) { peakOf[p.site] = (peakOf[p.site] || 0) + p.bytes; }); });
+	/* what each site held at its device's peak: the model's row for it
+	   (a site is of one device) */
+	var peakOf = {}, peakSrc = {}, idx = {};
+	D.devices.forEach(function (d, i) {
+		d.peak_sites.forEach(function (p, j) { peakOf[p.site] = p.bytes; peakSrc[p.site] = 'devices.' + i + '.peak_sites.' + j + '.bytes'; });
+	});
+	D.sites.forEach(function (s, k) { idx[s.site] = k; });
 	var n = table($('sites-table'), [
 		{ label: 'site', num: 1, get: function (s) { return s.site; } },
 		{ label: 'device', num: 1, get: function (s) { return s.device; }, fmt: function (v) { return v < 0 ? 'pinned host' : v; } },
-		{ label: 'at the peak', num: 1, get: function (s) { return peakOf[s.site] || 0; }, fmt: fmtBytes },
+		{ label: 'at the peak', num: 1, get: function (s) { return peakOf[s.site] || 0; }, fmt: function (v) { return v ? fmtBytes(v) : ''; },
+			src: function (s) { return peakSrc[s.site] || null; } },
 		{ label: 'allocations', num: 1, get: function (s) { return s.allocations; } },
-		{ label: 'allocated in all', num: 1, get: function (s) { return s.allocated_bytes; }, fmt: fmtBytes },
-		{ label: 'live at exit', num: 1, get: function (s) { return s.live_at_exit_bytes; }, fmt: fmtBytes },
+		{ label: 'allocated in all', num: 1, get: function (s) { return s.allocated_bytes; }, fmt: fmtBytes,
+			src: function (s) { return 'sites.' + idx[s.site] + '.allocated_bytes'; } },
+		{ label: 'live at exit', num: 1, get: function (s) { return s.live_at_exit_bytes; }, fmt: fmtBytes,
+			src: function (s) { return 'sites.' + idx[s.site] + '.live_at_exit_bytes'; } },
 		{ label: 'processes', num: 1, get: function (s) { return s.processes; } },
-		{ label: 'where', where: 1, get: function (s) { return where(s.frames) + (s.caching_allocator ? '  [caching allocator]' : ''); } }
+		{ label: 'where', where: 1, get: function (s) { return siteName(s.site) + (s.caching_allocator ? '  [caching allocator]' : ''); } }
 	], D.sites, function (s) {
-		siteDetails('Site', s.site, s.frames, 0, [{ text: s.allocations + ' allocations, ' + fmtBytes(s.allocated_bytes) +
+		siteDetails('Site', s.site, s.frames, 0, [{ text: siteName(s.site) }, { text: s.allocations + ' allocations, ' + fmtBytes(s.allocated_bytes) +
 			' in all; ' + fmtBytes(s.live_at_exit_bytes) + ' live at exit.' }]);
 	}, true);
 	checks.push('sites ' + n);
+	if (!RF) return;
+	$('sites-table').appendChild(el('h3', null, 'Tensor sites (PyTorch)'));
+	var nt = table($('sites-table'), [
+		{ label: 'tensor site', num: 1, get: function (x) { return x.s.site; } },
+		{ label: 'device', num: 1, get: function (x) { return x.s.device; } },
+		{ label: 'tensors', num: 1, get: function (x) { return x.s.allocs; }, src: function (x) { return 'report.framework.sites.' + x.j + '.allocs'; } },
+		{ label: 'allocated in all', num: 1, get: function (x) { return x.s.bytes; }, fmt: fmtBytes, src: function (x) { return 'report.framework.sites.' + x.j + '.bytes'; } },
+		{ label: 'highest live', num: 1, get: function (x) { return x.s.peak_bytes; }, fmt: fmtBytes, src: function (x) { return 'report.framework.sites.' + x.j + '.peak_bytes'; } },
+		{ label: 'never freed', num: 1, get: function (x) { return x.s.exit_bytes; }, fmt: fmtBytes, src: function (x) { return 'report.framework.sites.' + x.j + '.exit_bytes'; } },
+		{ label: 'where (Python)', where: 1, get: function (x) { return fwSiteName(x.s.site); } }
+	], RF.sites.map(function (s, j) { return { s: s, j: j }; }), function (x) { fwSiteDetails('Tensor site', x.s.site); }, true);
+	checks.push('tensor_sites ' + nt);
 }
 
 function processes() {
@@ -754,14 +1138,25 @@ function processes() {
 		{ label: 'ended', get: function (p) {
 			return p.ended === 'exit' || p.ended === '_exit' ? p.ended + '(' + p.exit_status + ')' : (p.ended || 'unknown');
 		} },
-		{ label: 'peak reserved', num: 1, get: function (p) { return p.peak_reserved_bytes; }, fmt: fmtBytes },
+		{ label: 'peak reserved', num: 1, get: function (p) { return p.peak_reserved_bytes; }, fmt: fmtBytes,
+			src: function (p) { return 'report.processes.' + R.processes.indexOf(p) + '.peak_reserved_bytes'; } },
 		{ label: 'events', num: 1, get: function (p) { return p.events; } },
 		{ label: 'failed', num: 1, get: function (p) { return p.failed; } }
 	], R.processes, function (p) {
 		showDetails('Process ' + p.pid, [{ text: 'executable: ' + p.exe }, { text: 'trace: ' + p.trace },
 			{ text: 'host: ' + p.hostname }]);
 	}, true);
+	/* what the figures may lack or count twice, as the report says it
+	   under the process */
+	var nw = 0;
+	(D.processes || []).forEach(function (x) {
+		x.warnings.forEach(function (w) {
+			$('proc-table').appendChild(el('p', { class: 'note warning' }, 'pid ' + x.pid + ': warning: ' + w));
+			nw++;
+		});
+	});
 	checks.push('processes ' + n);
+	checks.push('warnings ' + nw);
 }
 
 function shm() {
@@ -774,7 +1169,8 @@ function shm() {
 		var keys = Object.keys(rows[0]).filter(function (k) { return typeof rows[0][k] !== 'object'; });
 		table(p, keys.map(function (k) {
 			return { label: k.replace(/_/g, ' '), num: typeof rows[0][k] === 'number',
-				get: function (r) { return r[k]; }, fmt: /bytes$/.test(k) ? fmtBytes : null };
+				get: function (r) { return r[k]; }, fmt: /bytes$/.test(k) ? fmtBytes : null,
+				src: /bytes$/.test(k) ? function (r) { return 'report.shm.segments_present.' + rows.indexOf(r) + '.' + k; } : null };
 		}), rows, null, true);
 	}
 	checks.push('shm_segments ' + rows.length);
@@ -795,7 +1191,8 @@ function goneOf(dd) {
 function maps() {
 	var parent = $('maps'), tip = $('tip');
 	D.devices.forEach(function (dd, i) {
-		var m = dd.address_map;
+		var m = dd.address_map, fw = fwDev(i);
+		if (fw) { fwMap(parent, dd, i, fw); return; }
 		parent.appendChild(el('h3', null, dd.title));
 		if (!m || !m.boxes.length) {
 			parent.appendChild(el('p', { class: 'hint' }, 'no allocation on this device'));
@@ -813,7 +1210,7 @@ function maps() {
 			var it = el('span', { class: 'item' });
 			it.appendChild(el('span', { class: 'legend-box', style: 'background:' + colour[p.site] }));
 			var s = siteById[p.site];
-			it.appendChild(document.createTextNode(p.site ? 'site ' + p.site + (s ? ': ' + where(s.frames) : '') :
+			it.appendChild(document.createTextNode(p.site ? 'site ' + p.site + (s ? ': ' + siteName(p.site) : '') :
 				'no site of its own (a VMM mapping: its memory is its cuMemCreate\'s site)'));
 			legend.appendChild(it);
 		});
@@ -865,7 +1262,7 @@ function maps() {
 			var s = siteById[b[6]];
 			return fmtBytes(b[4]) + ' at ' + b[8] + ' (pid ' + b[5] + ')\nallocated at ' + fmtNs(b[0]) + ', ' +
 				(b[7] ? (gone[b[5]] !== undefined ? 'never freed; went back to the device when its process ended at ' + fmtNs(gone[b[5]]) :
-					'still live at the end') : 'freed at ' + fmtNs(b[1])) + '\n' + (s ? where(s.frames) + ' (site ' + b[6] + ')' : 'no site of its own (a mapping)');
+					'still live at the end') : 'freed at ' + fmtNs(b[1])) + '\n' + (s ? siteName(b[6]) + ' (site ' + b[6] + ')' : 'no site of its own (a mapping)');
 		}
 		cv.addEventListener('mousemove', function (e) {
 			var b = at(e);
@@ -966,21 +1363,23 @@ function activeLayout(boxes, tmax, gone) {
 	return { pts: pts, max: max };
 }
 
-function active(parent, dd, i, colour) {
-	var m = dd.address_map, tip = $('tip'), tmax = R.duration_ns || 1;
+function active(parent, dd, i, colour, fo) {
+	var m = fo ? fo.map : dd.address_map, tip = $('tip'), tmax = R.duration_ns || 1;
 	/* what a process left live went back to the device when it ended
 	   (its own timeline ends at 0): its bands end there, not at the run's end */
-	var gone = goneOf(dd);
-	var boxes = m.boxes, lay = activeLayout(boxes, tmax, gone), note = '';
+	var gone = fo ? {} : goneOf(dd);
+	var boxes = fo ? fo.boxes : m.boxes, lay = activeLayout(boxes, tmax, gone), note = '';
 	if (!lay) {
 		boxes = m.boxes.slice().sort(function (a, b) { return b[4] - a[4]; }).slice(0, ACTIVE_FALLBACK);
 		lay = activeLayout(boxes, tmax, gone);
 		note = 'Too many moves to draw: the largest ' + boxes.length + ' allocations are stacked. ';
 	}
-	parent.appendChild(el('h4', null, 'Active memory: ' + dd.title));
+	parent.appendChild(el('h4', null, (fo ? 'Active tensor memory: ' : 'Active memory: ') + dd.title));
 	if (m.shown < m.total) note += 'Only the address map\'s largest ' + m.shown + ' of ' + m.total + ' allocations are stacked.';
-	parent.appendChild(el('p', { class: note ? 'note' : 'hint' }, note ||
-		'Every live allocation stacked, oldest at the bottom: a band runs from its allocation to its free.'));
+	parent.appendChild(el('p', { class: note ? 'note' : 'hint' }, note || (fo ?
+		'Every tensor\'s block stacked, oldest at the bottom: a band runs from its allocation to its free (free_requested), so the highest stack is the peak of allocated.' :
+		'Every live allocation stacked, oldest at the bottom: a band runs from its allocation to its free.')));
+	if (fo) figLine(parent, ['Peak of allocated ', fo.peak], 'hint');
 	var W = Math.max(400, Math.min(parent.clientWidth || 900, 1400) - 10), H = 260, L = 70, B = 24;
 	var cv = el('canvas', { class: 'map active', width: String(W * devicePixelRatio), height: String(H * devicePixelRatio),
 		style: 'width:' + W + 'px;height:' + H + 'px', role: 'img',
@@ -1013,10 +1412,18 @@ function active(parent, dd, i, colour) {
 	ctx.fillStyle = '#333';
 	ctx.font = '11px sans-serif';
 	ctx.fillText('0', L - 12, H - B + 4);
-	ctx.fillText(fmtBytes(lay.max), 2, 14);
+	ctx.fillText(fmtBytes(fo ? fo.peak[0] : lay.max), 2, 14);
 	ctx.fillText('0', L, H - 8);
 	ctx.fillText(fmtNs(tmax), W - 60, H - 8);
 	ctx.fillText('time →', (W - L) / 2, H - 8);
+	(fo ? fo.marks : []).forEach(function (mk) {
+		ctx.strokeStyle = mk.color;
+		ctx.lineWidth = 1.5;
+		ctx.beginPath();
+		ctx.moveTo(X(mk.t), 8);
+		ctx.lineTo(X(mk.t), H - B);
+		ctx.stroke();
+	});
 	/* the band under the pointer: the live ones at that time, in order */
 	function at(e) {
 		var r = cv.getBoundingClientRect(), x = e.clientX - r.left, y = e.clientY - r.top;
@@ -1031,12 +1438,13 @@ function active(parent, dd, i, colour) {
 		return null;
 	}
 	function describe(b) {
+		if (fo) return fo.describe(b);
 		var s = siteById[b[6]];
 		var end = b[7] ? (gone[b[5]] !== undefined ? gone[b[5]] : tmax) : b[1];
 		return fmtBytes(b[4]) + ' (pid ' + b[5] + ', ' + b[8] + ')\nlive ' + fmtNs(end - b[0]) + ': from ' + fmtNs(b[0]) +
 			(b[7] ? ' to ' + (gone[b[5]] !== undefined ? 'its process\'s end at ' + fmtNs(end) : 'the end') + ' (never freed)' :
 				' to ' + fmtNs(b[1])) + '\n' +
-			(s ? 'site ' + b[6] + ':\n' + s.frames.slice(0, 12).map(frameText).join('\n') : 'no site of its own (a mapping)');
+			(s ? 'site ' + b[6] + ': ' + siteName(b[6]) + '\n' + s.frames.slice(0, 12).map(frameText).join('\n') : 'no site of its own (a mapping)');
 	}
 	cv.addEventListener('mousemove', function (e) {
 		var b = at(e);
@@ -1049,9 +1457,101 @@ function active(parent, dd, i, colour) {
 	cv.addEventListener('mouseleave', function () { tip.hidden = true; });
 	cv.addEventListener('click', function (e) {
 		var b = at(e), s = b && siteById[b[6]];
-		if (b) siteDetails('Allocation of ' + fmtBytes(b[4]), b[6], s ? s.frames : [], 0, [{ text: describe(b) }]);
+		if (b && fo) fo.open(b);
+		else if (b) siteDetails('Allocation of ' + fmtBytes(b[4]), b[6], s ? s.frames : [], 0, [{ text: describe(b) }]);
 	});
-	checks.push('active ' + i + ' bands ' + boxes.length + ' max ' + lay.max);
+	checks.push((fo ? 'fw_active ' : 'active ') + i + ' bands ' + boxes.length + ' max ' + lay.max);
+}
+
+/* The tensor-level address map of a device PyTorch's allocator ran on:
+   its segments (what the CUDA API sees) drawn as frames, the tensors'
+   blocks inside them coloured by tensor site (the Python line), the OOMs
+   marked; then active memory of the same blocks. */
+function fwMap(parent, dd, i, f) {
+	var m = f.fd.address_map, tip = $('tip'), src = 'report.framework.devices.' + f.k;
+	parent.appendChild(el('h3', null, dd.title + ': tensors in PyTorch\'s segments'));
+	parent.appendChild(el('p', { class: m.shown < m.total ? 'note' : 'hint' }, (m.shown < m.total ?
+		'The largest ' + m.shown + ' of ' + m.total + ' tensor blocks are drawn' : 'All ' + m.total + ' tensor blocks are drawn') +
+		', in ' + m.segments.length + ' segments (outlined: what the CUDA API sees; empty space in them is PyTorch\'s cache).'));
+	var colour = {}, k = 0, legend = el('div', { class: 'maplegend' });
+	f.fd.peak_allocated.map(function (h) { return h[0]; }).concat(m.blocks.map(function (b) { return b[6]; })).forEach(function (id) {
+		if (colour[id] || k >= PALETTE.length) return;
+		colour[id] = PALETTE[k++][0];
+		var it = el('span', { class: 'item' });
+		it.appendChild(el('span', { class: 'legend-box', style: 'background:' + colour[id] }));
+		it.appendChild(document.createTextNode('tensor site ' + id + ': ' + fwSiteName(id)));
+		legend.appendChild(it);
+	});
+	parent.appendChild(legend);
+	var W = Math.max(400, Math.min(parent.clientWidth || 900, 1400) - 10), H = 320, L = 70, B = 24;
+	var cv = el('canvas', { class: 'map fwmap', width: String(W * devicePixelRatio), height: String(H * devicePixelRatio),
+		style: 'width:' + W + 'px;height:' + H + 'px', role: 'img',
+		'aria-label': 'tensor address map of ' + dd.title + ': ' + m.shown + ' blocks in ' + m.segments.length + ' segments' });
+	parent.appendChild(cv);
+	var ymax = 1, tmax = R.duration_ns || 1, ctx = cv.getContext('2d');
+	m.segments.concat(m.blocks).forEach(function (b) { if (b[3] > ymax) ymax = b[3]; });
+	ctx.scale(devicePixelRatio, devicePixelRatio);
+	function X(t) { return L + (W - L - 8) * t / tmax; }
+	function Y(y) { return H - B - (H - B - 8) * y / ymax; }
+	ctx.fillStyle = '#fff';
+	ctx.fillRect(0, 0, W, H);
+	m.segments.forEach(function (g) {
+		ctx.fillStyle = '#f1f1f1';
+		ctx.fillRect(X(g[0]), Y(g[3]), Math.max(1, X(g[1]) - X(g[0])), Math.max(1, Y(g[2]) - Y(g[3])));
+		ctx.strokeStyle = '#777';
+		ctx.lineWidth = 1;
+		ctx.strokeRect(X(g[0]), Y(g[3]), Math.max(1, X(g[1]) - X(g[0])), Math.max(1, Y(g[2]) - Y(g[3])));
+	});
+	m.blocks.forEach(function (b) {
+		var x0 = X(b[0]), x1 = X(b[1]), y0 = Y(b[3]), y1 = Y(b[2]);
+		ctx.fillStyle = colour[b[6]] || C.other;
+		ctx.fillRect(x0, y0, Math.max(1, x1 - x0), Math.max(1, y1 - y0));
+		if (x1 - x0 > 4 && y1 - y0 > 4) { ctx.strokeStyle = '#fff'; ctx.lineWidth = 0.5; ctx.strokeRect(x0, y0, x1 - x0, y1 - y0); }
+	});
+	var marks = oomMarks(i);
+	marks.forEach(function (mk) {
+		ctx.strokeStyle = mk.color;
+		ctx.lineWidth = 1.5;
+		ctx.beginPath();
+		ctx.moveTo(X(mk.t), 8);
+		ctx.lineTo(X(mk.t), H - B);
+		ctx.stroke();
+	});
+	ctx.fillStyle = '#333';
+	ctx.font = '11px sans-serif';
+	ctx.fillText('0', L - 12, H - B + 4);
+	ctx.fillText('0', L, H - 8);
+	ctx.fillText(fmtNs(tmax), W - 60, H - 8);
+	ctx.fillText('time →', (W - L) / 2, H - 8);
+	function describe(b) {
+		return fmtBytes(b[4]) + ' block (a tensor of ' + fmtBytes(b[9]) + ') at ' + b[8] + ' (pid ' + b[5] + ')\nallocated at ' +
+			fmtAt(b[0]) + ', ' + (b[7] ? 'never freed' : 'freed at ' + fmtAt(b[1])) + '\ntensor site ' + b[6] + ': ' + fwSiteName(b[6]);
+	}
+	function at(e) {
+		var r = cv.getBoundingClientRect(), x = e.clientX - r.left, y = e.clientY - r.top;
+		for (var q = m.blocks.length - 1; q >= 0; q--) {
+			var b = m.blocks[q];
+			if (x >= X(b[0]) - 1 && x <= X(b[1]) + 1 && y >= Y(b[3]) - 1 && y <= Y(b[2]) + 1) return b;
+		}
+		return null;
+	}
+	cv.addEventListener('mousemove', function (e) {
+		var b = at(e);
+		if (!b) { tip.hidden = true; return; }
+		tip.textContent = describe(b);
+		tip.style.left = (e.clientX + 12) + 'px';
+		tip.style.top = (e.clientY + 12) + 'px';
+		tip.hidden = false;
+	});
+	cv.addEventListener('mouseleave', function () { tip.hidden = true; });
+	function open(b) { fwSiteDetails('Tensor block of ' + fmtBytes(b[4]), b[6], [{ text: describe(b) }]); }
+	cv.addEventListener('click', function (e) { var b = at(e); if (b) open(b); });
+	checks.push('fw_map ' + i + ' blocks ' + m.shown + ' segments ' + m.segments.length);
+	active(parent, dd, i, colour, {
+		map: m, boxes: m.blocks.map(function (b) { return [b[0], b[1], b[2], b[3], b[4], b[5], b[6], 0, b[8], b[9], b[7]]; }),
+		peak: [f.rd.peak_allocated.allocated_bytes, src + '.peak_allocated.allocated_bytes'], marks: marks,
+		describe: function (b) { return describe([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[10], b[8], b[9]]); },
+		open: function (b) { open([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[10], b[8], b[9]]); } });
 }
 
 /* --- the page ----------------------------------------------------------- */
@@ -1059,14 +1559,58 @@ function active(parent, dd, i, colour) {
 function summary() {
 	var p = R.processes, names = p.map(function (x) { return basename((x.argv && x.argv[0]) || x.command); });
 	$('run-title').textContent = names.length === 1 ? names[0] : names.length + ' processes';
+	var sm = $('summary');
 	var parts = [fmtNs(R.duration_ns) + ' traced', R.events.total + ' memory calls', R.devices.length + ' device' + (R.devices.length === 1 ? '' : 's')];
-	if (R.peak_all_devices) parts.push('peak over all devices ' + fmtBytes(R.peak_all_devices.reserved_bytes));
-	parts.push((R.leaks || []).length + ' leak candidate' + ((R.leaks || []).length === 1 ? '' : 's'));
-	parts.push(R.failures_total + ' failed allocation' + (R.failures_total === 1 ? '' : 's'));
-	$('summary').textContent = parts.join(' · ');
+	sm.appendChild(document.createTextNode(parts.join(' · ')));
+	if (RF) {
+		/* in PyTorch's terms first, as the report's framework section */
+		RF.devices.forEach(function (d, k) {
+			if (d.pid !== null) return;
+			var src = 'report.framework.devices.' + k;
+			figLine($('summary-fw'), ['PyTorch, device ' + d.device + ': peak allocated ', [d.peak_allocated.allocated_bytes, src + '.peak_allocated.allocated_bytes'],
+				' (tensor blocks), requested ', [d.peak_requested.requested_bytes, src + '.peak_requested.requested_bytes'],
+				', cached ', [d.peak_allocated.cached_bytes, src + '.peak_allocated.cached_bytes'], ' then, peak reserved ',
+				[d.peak_reserved.reserved_bytes, src + '.peak_reserved.reserved_bytes']], 'figs');
+		});
+		var nl = RF.leaks.length, no = RF.ooms.length;
+		var v = {};
+		RF.ooms.forEach(function (o) { v[o.verdict] = (v[o.verdict] || 0) + 1; });
+		$('summary-fw').appendChild(el('p', null, nl + ' tensor leak candidate' + (nl === 1 ? '' : 's') + ' · ' + no +
+			' out-of-memory error' + (no === 1 ? '' : 's') + (no ? ' (' + Object.keys(v).map(function (k) { return k; }).join(', ') + ')' : '')));
+	}
+	var cp = [];
+	if (R.peak_all_devices) cp.push((RF ? 'CUDA API: ' : '') + 'peak over all devices ' + fmtBytes(R.peak_all_devices.reserved_bytes));
+	cp.push((R.leaks || []).length + ' leak candidate' + ((R.leaks || []).length === 1 ? '' : 's') + (RF ? ' at the CUDA API' : ''));
+	cp.push(R.failures_total + ' failed allocation' + (R.failures_total === 1 ? '' : 's'));
+	var nw = 0;
+	(D.processes || []).forEach(function (x) { nw += x.warnings.length; });
+	if (nw) cp.push(nw + ' trace warning' + (nw === 1 ? '' : 's') + ' (see Processes)');
+	sm.appendChild(document.createTextNode(' · ' + cp.join(' · ')));
 }
 
-[summary, timelines, peakSites, flame, leaks, failures, sitesTable, maps, processes, shm].forEach(function (f) {
+function fragmentation() {
+	var p = $('frag-table');
+	(R.fragmentation || []).forEach(function (fr, j) {
+		var src = 'report.fragmentation.' + j, di = -1;
+		R.devices.forEach(function (d, i) { if (d.device === fr.device && di < 0) di = i; });
+		figLine(p, [(di >= 0 ? D.devices[di].title : 'device ' + fr.device) + ': cached ',
+			[fr.cached_share_at_peak, src + '.cached_share_at_peak', function (v) { return (100 * v).toFixed(0) + '%'; }],
+			' of reserved at the peak, ', [fr.cached_share_mean, src + '.cached_share_mean', function (v) { return (100 * v).toFixed(0) + '%'; }],
+			' on average over time'], 'figs');
+		(fr.free_extents_at_peak || []).forEach(function (x, k) {
+			var xs = src + '.free_extents_at_peak.' + k, parts = [];
+			Object.keys(x).forEach(function (key) {
+				if (typeof x[key] === 'number' && /bytes$/.test(key)) parts.push(key.replace(/_bytes$/, '').replace(/_/g, ' ') + ' ', [x[key], xs + '.' + key], '; ');
+				else if (typeof x[key] !== 'object') parts.push(key.replace(/_/g, ' ') + ' ' + x[key] + '; ');
+			});
+			figLine(p, ['  '].concat(parts), 'figs');
+		});
+	});
+	if (RF)
+		p.appendChild(el('p', { class: 'hint' }, 'PyTorch\'s own: the inactive split and largest free block of each moment are in the timeline\'s header above and in each out-of-memory error.'));
+}
+
+[summary, timelines, peakSites, flame, leaks, failures, fragmentation, sitesTable, maps, processes, shm].forEach(function (f) {
 	try { f(); } catch (e) { errors.push((f.name || 'part') + ': ' + e.message); }
 });
 /* page.html#selftest: works the controls as a person would, and writes
@@ -1196,6 +1740,7 @@ if (location.hash === '#selftest')
 /* the first frame painted with everything drawn (bench/view-bench.sh) */
 requestAnimationFrame(function () {
 	setTimeout(function () {
+		try { labelCheck(); } catch (e) { errors.push('labels: ' + e.message); }
 		checks.push('paint_ms ' + Math.round(performance.now()));
 		writeCheck();
 	}, 0);
