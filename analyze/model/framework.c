@@ -691,17 +691,21 @@ static uint32_t site_get(struct analysis *a, struct fw_model *m, int proc, int d
 
 /* --- the pass ----------------------------------------------------------- */
 
-static void tl_keep(struct fw_dev *d, const struct an_tl_row *row)
+static void tl_keep(struct fw_dev *d, const struct an_tl_row *row, uint64_t requested)
 {
 	if (d->ntl == d->cap_tl) {
 		uint32_t c = d->cap_tl ? d->cap_tl * 2 : 256;
 		void *n = realloc(d->tl, c * sizeof(*d->tl));
+		void *q = n ? realloc(d->tl_req, c * sizeof(*d->tl_req)) : NULL;
 
-		if (!n)
+		if (n)
+			d->tl = n;
+		if (!n || !q)
 			return;     /* a row fewer: the picture stays right in shape */
-		d->tl = n;
+		d->tl_req = q;
 		d->cap_tl = c;
 	}
+	d->tl_req[d->ntl] = requested;
 	d->tl[d->ntl++] = *row;
 }
 
@@ -715,7 +719,7 @@ static void tl_add(struct analysis *a, struct fw_dev *d, uint64_t t)
 
 	if (b != d->tl_bucket || !d->tl_started) {
 		if (d->tl_pending)
-			tl_keep(d, &d->tl_last);
+			tl_keep(d, &d->tl_last, d->tl_last_req);
 		d->tl_pending = 0;
 		d->tl_max = d->tl_max_alloc = 0;
 		d->tl_bucket = b;
@@ -727,12 +731,13 @@ static void tl_add(struct analysis *a, struct fw_dev *d, uint64_t t)
 			d->tl_max = d->reserved;
 		if (d->allocated > d->tl_max_alloc)
 			d->tl_max_alloc = d->allocated;
-		tl_keep(d, &row);
+		tl_keep(d, &row, d->requested);
 		d->tl_pending = 0;
 		return;
 	}
 	d->tl_pending = 1;
 	d->tl_last = row;
+	d->tl_last_req = d->requested;
 }
 
 /* memtrace's CUDA-level reserved of (proc, dev), or of the run's device. */
@@ -1331,6 +1336,44 @@ nomem:
 	return -1;
 }
 
+int fw_state_at(const struct fw_model *m, int di, uint64_t seq, uint64_t t, struct fw_state *st,
+		struct fw_held **held, uint32_t *nheld)
+{
+	st->t = t;
+	if (held)
+		*held = NULL;
+	return state_at(m, di, seq, st, held, nheld);
+}
+
+int fw_counts_at(const struct fw_model *m, int di, int fdev, int proc, uint64_t seq)
+{
+	return counts(m, di, fdev, proc, seq);
+}
+
+/* The events come in time order: the last one at or before t is the
+   highest event number among those of time <= t. */
+uint64_t fw_seq_at(const struct fw_model *m, uint64_t t)
+{
+	uint64_t seq = 0;
+
+#define AT(s_, t_) do { if ((s_) != FW_NEVER && (t_) <= t && (s_) > seq) seq = (s_); } while (0)
+	for (uint64_t i = 0; i < m->nblocks; i++) {
+		const struct fw_block *b = &m->blocks[i];
+
+		AT(b->s_alloc, b->t_alloc);
+		AT(b->s_freq, b->t_freq);
+		AT(b->s_fdone, b->t_fdone);
+	}
+	for (uint64_t i = 0; i < m->nsegs; i++) {
+		AT(m->segs[i].s_alloc, m->segs[i].t_alloc);
+		AT(m->segs[i].s_free, m->segs[i].t_free);
+	}
+	for (uint32_t i = 0; i < m->nooms; i++)
+		AT(m->ooms[i].st.seq, m->ooms[i].st.t);
+#undef AT
+	return seq;
+}
+
 /*
  * The verdict of an OOM (docs/analysis.md), on PyTorch's own blocks and
  * in the pool the request would come from (a request over 1 MiB can only
@@ -1512,7 +1555,7 @@ int fw_end(struct analysis *a)
 		int cd;
 
 		if (d->tl_pending)
-			tl_keep(d, &d->tl_last);
+			tl_keep(d, &d->tl_last, d->tl_last_req);
 		d->tl_pending = 0;
 		if (d->peak_alloc.st.seq &&
 		    state_at(m, i, d->peak_alloc.st.seq, &d->peak_alloc.st, &d->peak_alloc.held,
@@ -1600,6 +1643,7 @@ void fw_free(struct fw_model *m)
 		free(m->devs[i].peak_req.held);
 		free(m->devs[i].peak_res.held);
 		free(m->devs[i].tl);
+		free(m->devs[i].tl_req);
 	}
 	for (uint32_t i = 0; i < m->nsites; i++) {
 		free(m->sites[i].key);
