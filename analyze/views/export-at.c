@@ -218,8 +218,10 @@ int export_fw_of_gdev(const struct report *r, int di)
 	for (int i = 0; a->fw && i < a->fw->ndevs; i++) {
 		const struct fw_dev *d = &a->fw->devs[i];
 
-		if (d->proc < 0 && d->dev == g->dev && d->host == g->host && d->allocs)
-			return i;
+		/* the allocs are counted on the processes' devices */
+		if (d->proc >= 0 && d->allocs && a->fw->devs[d->run].dev == g->dev &&
+		    a->fw->devs[d->run].host == g->host)
+			return d->run;
 	}
 	return -1;
 }

@@ -449,7 +449,7 @@ int export_perfetto(const struct report *r, const struct export_moment *m, FILE 
 		struct fw_state st;
 		uint64_t t;
 
-		if (fw->devs[i].proc >= 0 || !fw->devs[i].allocs)
+		if (fw->devs[i].proc >= 0 || fw->devs[i].ntl == 0)
 			continue;
 		if (fw_moment_state(r, m, i, &st, &t) < 0)
 			goto oom;
