@@ -2,9 +2,12 @@
  * export-collapsed.c - folded stacks ("root;...;leaf bytes"), the input of
  * flamegraph.pl, speedscope and Grafana's flame graph panel
  * (docs/export.md): one line per site of the report's full lists (not only
- * the ten shown), the device first, then the site's frames outermost
- * first, weighted by the bytes it held at its device's peak or left at
- * exit. The lines of a device sum to the report's figure for it.
+ * the ten shown), the device first, then the site's frames from the
+ * outermost to its main one, each as the site's name writes it
+ * (rep_stack_name, fw_site_name), weighted by the bytes it held at the
+ * moment of --at (views/export-at.c) or left at exit; on a device with
+ * PyTorch's records, its tensor sites. The lines of a device sum to the
+ * report's figure for it.
  *
  * A frame's text keeps what the format needs free: ';', controls, a
  * backslash and bytes that are not UTF-8 are written as \xNN.

@@ -16,9 +16,10 @@
  * With framework records (a->fw), the framework's own segments and blocks
  * (model/framework.h); without, each CUDA-level allocation the analysis
  * pass collected (views/plot.h) is a segment holding one block. The state
- * is the end of the run: what is still live.
+ * is that of the moment of --at (views/export-at.c), and each device's
+ * trace stops there, as a _snapshot() taken then.
  *
- * The pickle is protocol 2, written here: dicts, lists, tuples, ints,
+ * The pickle is protocol 4 (no frame, no memo), written here: dicts, lists, tuples, ints,
  * strings, booleans and None are all a snapshot holds, and each is a few
  * bytes of opcode. Strings are UTF-8; a byte that is not valid UTF-8 is the
  * code point of the same value (as the report's JSON writes \u00XX).
