@@ -17,14 +17,14 @@ TRACE=so.bin traced "$SAMPLES/stream-ordered" >out 2>err || fail "stream-ordered
 
 "$MEMTRACE" export --format collapsed leak.bin >peak 2>err || fail "export failed: $(cat err)"
 [ -s err ] && fail "export wrote to stderr: $(cat err)"
-expect_eq "$(cat peak)" "device 0;main (samples/leak.c:72);alloc_weights (samples/leak.c:29) $((32 * MiB))
-device 0;main (samples/leak.c:77);backward (samples/leak.c:62) $((32 * MiB))
-device 0;main (samples/leak.c:75);forward (samples/leak.c:45) $((24 * MiB))
-device 0;main (samples/leak.c:76);keep_loss (samples/leak.c:54) $((20 * MiB))
-device 0;main (samples/leak.c:74);load_batch (samples/leak.c:37) $((4 * MiB))" "leak: at the peak"
+expect_eq "$(cat peak)" "device 0;main (leak.c:72);alloc_weights (leak.c:29) $((32 * MiB))
+device 0;main (leak.c:77);backward (leak.c:62) $((32 * MiB))
+device 0;main (leak.c:75);forward (leak.c:45) $((24 * MiB))
+device 0;main (leak.c:76);keep_loss (leak.c:54) $((20 * MiB))
+device 0;main (leak.c:74);load_batch (leak.c:37) $((4 * MiB))" "leak: at the peak"
 expect_eq "$(awk '{ s += $NF } END { print s }' peak)" $((112 * MiB)) "leak: the lines sum to the peak"
 "$MEMTRACE" export --format collapsed --at exit -o exit leak.bin >out 2>err || fail "export --at exit failed: $(cat err)"
-expect_eq "$(cat exit)" "device 0;main (samples/leak.c:76);keep_loss (samples/leak.c:54) $((20 * MiB))" "leak: at exit"
+expect_eq "$(cat exit)" "device 0;main (leak.c:76);keep_loss (leak.c:54) $((20 * MiB))" "leak: at exit"
 "$MEMTRACE" report --json --no-db leak.bin >leak.json || fail "report failed"
 expect_eq "$(awk '{ s += $NF } END { print s }' exit)" \
 	"$(python3 -c 'import json; print(json.load(open("leak.json"))["devices"][0]["left_at_exit_bytes"])')" \
@@ -41,7 +41,7 @@ expect_eq "$(grep -cvE '^device 0(;[^;]+)+ [0-9]+$' so)" 0 "stream-ordered: ever
 
 "$MEMTRACE" export --format collapsed --at never leak.bin >out 2>err
 expect_eq "$?" 2 "--at never: usage error"
-expect_eq "$(cat err)" "memtrace: --at takes peak or exit, not 'never' (try 'memtrace export --help')" "--at never: message"
+expect_eq "$(cat err)" "memtrace: --at takes peak, exit, oom, oom:N or a time (+12.5ms, 40us, 3s, or ns since the run's start), not 'never' (try 'memtrace export --help')" "--at never: message"
 "$MEMTRACE" export leak.bin >out 2>err
 expect_eq "$?" 2 "no --format: usage error"
 "$MEMTRACE" export --format svg leak.bin >out 2>err

@@ -53,6 +53,7 @@ python3 -c '
 import pickle, sys
 d = pickle.load(open("leak.pickle", "rb"))
 d["segments"][0]["blocks"][0]["size"] -= 1
+d["segments"][0]["blocks"][0]["requested_size"] -= 1
 pickle.dump(d, open("bad.pickle", "wb"))'
 python3 "$CHECK" bad.pickle >out 2>&1 && fail "the checker took a segment whose blocks do not fill it"
 expect_eq "$(cat out)" "check-torch-snapshot: segment 0: blocks sum to $((2 * MiB - 1)), total_size $((2 * MiB))" "the checker's message"

@@ -1,7 +1,8 @@
 /*
  * cmd-export.c - memtrace export --format perfetto|collapsed|torch-snapshot
- * [-o FILE] FILE...: runs the analysis (no database) and writes the run
- * model in another tool's format (views/export.h, docs/export.md).
+ * [-o FILE] [--at WHEN] FILE...: runs the analysis (no database), resolves
+ * the moment (views/export-at.c) and writes the run model in another
+ * tool's format (views/export.h, docs/export.md).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,23 +14,31 @@
 #include "views/plot.h"
 
 static const char usage_text[] =
-	"usage: memtrace export --format FMT [-o FILE] [--at peak|exit] [--sysroot DIR]\n"
-	"                       [--debug-dir DIR] FILE...\n"
+	"usage: memtrace export --format FMT [-o FILE] [--at peak|exit|oom[:N]|TIME]\n"
+	"                       [--sysroot DIR] [--debug-dir DIR] FILE...\n"
 	"\n"
 	"Writes the run in the format of another tool (docs/export.md):\n"
 	"  perfetto        Chrome trace-event JSON for ui.perfetto.dev or chrome://tracing:\n"
 	"                  reserved, allocated, cached and device used per process and\n"
-	"                  device, failures and OOM retries with their stacks\n"
+	"                  device, PyTorch's tensors allocated, requested, reserved and\n"
+	"                  cached, failures, OOM retries and PyTorch's OOMs with their\n"
+	"                  verdicts, up to the moment (default: the whole run)\n"
 	"  collapsed       folded stacks 'device;frame;...;frame bytes' for flamegraph.pl,\n"
-	"                  speedscope or Grafana: bytes held at each device's peak, or\n"
-	"                  left at exit with --at exit\n"
+	"                  speedscope or Grafana: what each device held at the moment\n"
+	"                  (default: its peak), by site; PyTorch's tensor sites on its\n"
+	"                  devices\n"
 	"  torch-snapshot  a pickle in the layout of torch.cuda.memory._snapshot(), for\n"
-	"                  PyTorch's memory_viz (https://pytorch.org/memory_viz)\n"
+	"                  PyTorch's memory_viz (https://pytorch.org/memory_viz): the\n"
+	"                  segments and blocks at the moment and the trace up to it\n"
+	"                  (default: the end of the run)\n"
 	"\n"
 	"options:\n"
 	"  --format FMT      perfetto, collapsed or torch-snapshot (required)\n"
 	"  -o, --output FILE where to write (default: standard output)\n"
-	"  --at WHEN         collapsed: peak (default) or exit\n"
+	"  --at WHEN         the moment shown: peak (each device's own), exit, oom or\n"
+	"                    oom:N (the Nth of PyTorch's OOMs, or of the failed\n"
+	"                    allocations in a run without them), or a time since the\n"
+	"                    run's start: +12.5ms, 40us, 3s, 1500000 (ns)\n"
 	"  --sysroot DIR, --debug-dir DIR   as for 'memtrace report'\n"
 	"\n"
 	"Options take their value as --opt=V or --opt V (-oFILE or -o FILE), anywhere\n"
@@ -57,8 +66,9 @@ static void warn(const char *msg)
 }
 
 static int run_export(char **files, int nfiles, struct pipeline_opts *o, enum fmt fmt,
-		      int at_exit, const char *out)
+		      const struct export_at *at, const char *out)
 {
+	struct export_moment mo;
 	struct pipeline p;
 	struct plot_map *m = NULL;
 	struct an_sink sink;
@@ -81,16 +91,22 @@ static int run_export(char **files, int nfiles, struct pipeline_opts *o, enum fm
 		return status;
 	}
 	status = 1;
+	if (export_moment(p.a, &p.r, at, &mo, err, sizeof(err))) {
+		cli_error("%s", err);
+		goto done;
+	}
 	if (out && strcmp(out, "-") && !(f = fopen(out, "wb"))) {
 		cli_error("cannot write %s", out);
+		export_moment_free(p.a, &mo);
 		goto done;
 	}
 	if (fmt == FMT_PERFETTO)
-		rc = export_perfetto(&p.r, f, err, sizeof(err));
+		rc = export_perfetto(&p.r, &mo, f, err, sizeof(err));
 	else if (fmt == FMT_COLLAPSED)
-		rc = export_collapsed(&p.r, at_exit, f, err, sizeof(err));
+		rc = export_collapsed(&p.r, &mo, f, err, sizeof(err));
 	else
-		rc = export_torch(&p.r, m, f, err, sizeof(err));
+		rc = export_torch(&p.r, &mo, m, f, err, sizeof(err));
+	export_moment_free(p.a, &mo);
 	if ((f != stdout ? fclose(f) : fflush(f)) && !rc) {
 		snprintf(err, sizeof(err), "cannot write %s", f != stdout ? out : "the output");
 		rc = -1;
@@ -109,7 +125,9 @@ int cmd_export(int argc, char **argv)
 {
 	struct pipeline_opts o;
 	char **files;
-	const char *out = NULL, *fmtname = NULL, *at = "peak";
+	const char *out = NULL, *fmtname = NULL, *atname = NULL;
+	struct export_at at;
+	char err[512];
 	enum fmt fmt = FMT_NONE;
 	int nfiles, c, status;
 
@@ -127,7 +145,7 @@ int cmd_export(int argc, char **argv)
 			fmtname = optarg;
 			break;
 		case OPT_AT:
-			at = optarg;
+			atname = optarg;
 			break;
 		case OPT_SYSROOT:
 		case OPT_DEBUG_DIR:
@@ -151,8 +169,12 @@ int cmd_export(int argc, char **argv)
 	else
 		cli_usage_error("export", "unknown format '%s' (perfetto, collapsed or torch-snapshot)",
 				fmtname);
-	if (fmt != FMT_NONE && strcmp(at, "peak") && strcmp(at, "exit")) {
-		cli_usage_error("export", "--at takes peak or exit, not '%s'", at);
+	/* the default: each device's peak for the flame graph, the whole run
+	   for the timeline and for memory_viz (its trace, to the end) */
+	if (fmt != FMT_NONE && !atname)
+		atname = fmt == FMT_COLLAPSED ? "peak" : "exit";
+	if (fmt != FMT_NONE && export_at_parse(atname, &at, err, sizeof(err))) {
+		cli_usage_error("export", "%s", err);
 		fmt = FMT_NONE;
 	}
 	if (fmt != FMT_NONE && !nfiles) {
@@ -160,6 +182,6 @@ int cmd_export(int argc, char **argv)
 		fmt = FMT_NONE;
 	}
 	if (fmt != FMT_NONE)
-		status = run_export(files, nfiles, &o, fmt, !strcmp(at, "exit"), out);
+		status = run_export(files, nfiles, &o, fmt, &at, out);
 	return status;
 }

@@ -42,6 +42,8 @@ struct priv {
 	an_caching_fn caching;
 	void *caching_ctx;
 	int replay;
+	int stop_by_t;              /* a replay to a time: stop before the first */
+	uint64_t stop_t;            /*   record later than stop_t */
 	uint64_t *sample_reserved;  /* per dev: reserved when its sample came */
 	int *host_of;               /* per proc: host index */
 	uint64_t *remaining;        /* per proc: records not walked yet */
@@ -966,6 +968,8 @@ static int walk_one(struct ctx *c, uint64_t stop, int (*at)(struct analysis *, u
 	struct analysis *a = c->a;
 	const struct srec *r = c->r;
 
+	if (PRIV(a)->stop_by_t && r->t > PRIV(a)->stop_t)
+		return 1;
 	if (r->rec.type >= MT_REC_ALLOC && r->rec.type <= MT_REC_FREE_EX)
 		c->seq++;
 	c->rn++;
@@ -1151,6 +1155,38 @@ out:
 	free(saved);
 	free(stops);
 	stops = NULL;
+	return rc;
+}
+
+/*
+ * A moment of the run after the analysis: walks the records again (as the
+ * replay to the peaks does, the metrics off) up to record number rn, or,
+ * rn 0, every record of time <= t, and fills out[i] for each device i of
+ * a->devs: its reserved and allocated then and what it held by site
+ * (peak_group). The figures of the analysis stay those of pass 1.
+ */
+int analysis_at(struct analysis *a, uint64_t rn, uint64_t t, struct an_at *out)
+{
+	struct an_proc *saved = malloc((size_t)(a->nprocs ? a->nprocs : 1) * sizeof(*saved));
+	struct priv *p = PRIV(a);
+	int rc = -1;
+
+	memset(out, 0, (size_t)a->ndevs * sizeof(*out));
+	if (!saved)
+		return -1;
+	memcpy(saved, a->procs, (size_t)a->nprocs * sizeof(*saved));
+	reset_for_replay(a);
+	p->stop_by_t = !rn;
+	p->stop_t = t;
+	rc = walk(a, NULL, rn ? rn : UINT64_MAX, NULL);
+	p->stop_by_t = 0;
+	memcpy(a->procs, saved, (size_t)a->nprocs * sizeof(*saved));
+	free(saved);
+	for (int i = 0; !rc && i < a->ndevs; i++) {
+		out[i].reserved = a->devs[i].reserved;
+		out[i].allocated = a->devs[i].allocated;
+		rc = peak_group(a, i, &out[i].sites, &out[i].nsites);
+	}
 	return rc;
 }
 

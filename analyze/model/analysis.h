@@ -256,6 +256,23 @@ int analysis_add_procs(struct analysis *a);
 int analysis_feed(struct analysis *a, const struct srec *r);
 void analysis_proc_gone(struct analysis *a, int proc, uint64_t t);
 
+/* One device at a moment of the run (analysis_at). */
+struct an_at {
+	uint64_t reserved, allocated;
+	struct an_sitebytes *sites;     /* what it held by site, largest first
+	                                   (the caller frees it) */
+	uint32_t nsites;
+};
+
+/*
+ * The state of every device of a->devs (out[a->ndevs]) after record
+ * number rn (from 1, as an_peak.seq), or, rn 0, after every record of
+ * time <= t: by a replay of the stream, as at the peaks. Only after
+ * analysis_run(); the analysis's figures are unchanged, its live set is
+ * left at that moment. Returns -1 when out of memory.
+ */
+int analysis_at(struct analysis *a, uint64_t rn, uint64_t t, struct an_at *out);
+
 /* Host name of a process ("" when unknown), for gdev grouping. */
 void an_hostname(const struct analysis *a, int proc, const char **p, size_t *len);
 

@@ -691,21 +691,21 @@ static uint32_t site_get(struct analysis *a, struct fw_model *m, int proc, int d
 
 /* --- the pass ----------------------------------------------------------- */
 
-static void tl_keep(struct fw_dev *d, const struct an_tl_row *row, uint64_t req)
+static void tl_keep(struct fw_dev *d, const struct an_tl_row *row, uint64_t requested)
 {
 	if (d->ntl == d->cap_tl) {
 		uint32_t c = d->cap_tl ? d->cap_tl * 2 : 256;
-		void *n = realloc(d->tl, c * sizeof(*d->tl)), *q;
+		void *n = realloc(d->tl, c * sizeof(*d->tl));
+		void *q = n ? realloc(d->tl_req, c * sizeof(*d->tl_req)) : NULL;
 
-		if (!n)
+		if (n)
+			d->tl = n;
+		if (!n || !q)
 			return;     /* a row fewer: the picture stays right in shape */
-		d->tl = n;
-		if (!(q = realloc(d->tl_req, c * sizeof(*d->tl_req))))
-			return;
 		d->tl_req = q;
 		d->cap_tl = c;
 	}
-	d->tl_req[d->ntl] = req;
+	d->tl_req[d->ntl] = requested;
 	d->tl[d->ntl++] = *row;
 }
 
@@ -1334,6 +1334,44 @@ nomem:
 	free(by);
 	free(cnt);
 	return -1;
+}
+
+int fw_state_at(const struct fw_model *m, int di, uint64_t seq, uint64_t t, struct fw_state *st,
+		struct fw_held **held, uint32_t *nheld)
+{
+	st->t = t;
+	if (held)
+		*held = NULL;
+	return state_at(m, di, seq, st, held, nheld);
+}
+
+int fw_counts_at(const struct fw_model *m, int di, int fdev, int proc, uint64_t seq)
+{
+	return counts(m, di, fdev, proc, seq);
+}
+
+/* The events come in time order: the last one at or before t is the
+   highest event number among those of time <= t. */
+uint64_t fw_seq_at(const struct fw_model *m, uint64_t t)
+{
+	uint64_t seq = 0;
+
+#define AT(s_, t_) do { if ((s_) != FW_NEVER && (t_) <= t && (s_) > seq) seq = (s_); } while (0)
+	for (uint64_t i = 0; i < m->nblocks; i++) {
+		const struct fw_block *b = &m->blocks[i];
+
+		AT(b->s_alloc, b->t_alloc);
+		AT(b->s_freq, b->t_freq);
+		AT(b->s_fdone, b->t_fdone);
+	}
+	for (uint64_t i = 0; i < m->nsegs; i++) {
+		AT(m->segs[i].s_alloc, m->segs[i].t_alloc);
+		AT(m->segs[i].s_free, m->segs[i].t_free);
+	}
+	for (uint32_t i = 0; i < m->nooms; i++)
+		AT(m->ooms[i].st.seq, m->ooms[i].st.t);
+#undef AT
+	return seq;
 }
 
 /*

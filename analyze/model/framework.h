@@ -85,7 +85,7 @@ struct fw_dev {
 	/* framework reserved and allocated over time (timeline rule of
 	   account.c: a few rows per 1/4000 of the run) */
 	struct an_tl_row *tl;
-	uint64_t *tl_req;           /* requested at each row of tl */
+	uint64_t *tl_req;           /* requested at each row: tl_req[i] with tl[i] */
 	uint32_t ntl, cap_tl;
 	uint64_t tl_bucket, tl_max, tl_max_alloc;
 	struct an_tl_row tl_last;
@@ -213,6 +213,23 @@ void fw_free(struct fw_model *m);
  */
 const char *fw_site_name(char *buf, size_t len, const struct analysis *a,
 			 const struct fw_site *s, int *folded);
+
+/*
+ * The state of device di (an index in m->devs) after FW event number seq,
+ * as the report's moments are computed (its time set to t): the blocks
+ * with s_alloc <= seq < s_fdone and the segments with s_alloc <= seq <
+ * s_free that count on di then (fw_counts_at); with held not NULL, the
+ * tensor sites live then, largest first (the caller frees *held).
+ * Returns -1 when out of memory.
+ */
+int fw_state_at(const struct fw_model *m, int di, uint64_t seq, uint64_t t, struct fw_state *st,
+		struct fw_held **held, uint32_t *nheld);
+/* Does a block or segment of proc on fdev count on device di after
+   event seq (its own device; for a run's device, while its process's
+   share has not left it)? */
+int fw_counts_at(const struct fw_model *m, int di, int fdev, int proc, uint64_t seq);
+/* The number of the last FW event at or before run time t (0: none). */
+uint64_t fw_seq_at(const struct fw_model *m, uint64_t t);
 
 /* "fragmentation", "cache held by another stream", ... */
 const char *fw_verdict_name(enum fw_verdict v);

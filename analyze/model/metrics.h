@@ -15,6 +15,9 @@ void peak_sample(struct an_dev *d, uint64_t t);
 /* What device di holds now, by site, into its peak_sites (the replay
    calls it when it reaches the peak); -1 when out of memory. */
 int peak_snapshot(struct analysis *a, int di);
+/* What device di holds now by site (the live set grouped as at a peak),
+   largest first; the caller frees *out. */
+int peak_group(const struct analysis *a, int di, struct an_sitebytes **out, uint32_t *nout);
 
 /* leaks.c */
 void leaks_on_grow(struct an_site *site, uint64_t t);

@@ -95,35 +95,50 @@ static void each(void *ctx, const struct an_live_view *v)
 	r->count[v->site]++;
 }
 
-int peak_snapshot(struct analysis *a, int di)
+int peak_group(const struct analysis *a, int di, struct an_sitebytes **out, uint32_t *nout)
 {
-	struct an_dev *d = &a->devs[di];
+	const struct an_dev *d = &a->devs[di];
 	struct snap R = { calloc((size_t)a->nsites + 1, sizeof(uint64_t)),
 			  calloc((size_t)a->nsites + 1, sizeof(uint64_t)), a, d, di };
+	struct an_sitebytes *v = NULL;
 	uint32_t n = 0;
 	int rc = -1;
 
+	*out = NULL;
+	*nout = 0;
 	if (!R.bytes || !R.count)
 		goto out;
 	live_each(a->live, each, &R);
 	for (uint32_t i = 0; i < a->nsites; i++)
 		n += R.bytes[i] != 0;
-	d->peak_sites = calloc(n ? n : 1, sizeof(*d->peak_sites));
-	if (!d->peak_sites)
+	v = calloc(n ? n : 1, sizeof(*v));
+	if (!v)
 		goto out;
+	n = 0;
 	for (uint32_t i = 0; i < a->nsites; i++) {
 		if (!R.bytes[i])
 			continue;
-		d->peak_sites[d->npeak_sites].site = i;
-		d->peak_sites[d->npeak_sites].bytes = R.bytes[i];
-		d->peak_sites[d->npeak_sites].count = R.count[i];
-		d->npeak_sites++;
+		v[n].site = i;
+		v[n].bytes = R.bytes[i];
+		v[n].count = R.count[i];
+		n++;
 	}
-	qsort(d->peak_sites, d->npeak_sites, sizeof(*d->peak_sites), cmp_sb);
-	d->snap_done = 1;
-	rc = frag_extents(a, d);
+	qsort(v, n, sizeof(*v), cmp_sb);
+	*out = v;
+	*nout = n;
+	rc = 0;
 out:
 	free(R.bytes);
 	free(R.count);
 	return rc;
+}
+
+int peak_snapshot(struct analysis *a, int di)
+{
+	struct an_dev *d = &a->devs[di];
+
+	if (peak_group(a, di, &d->peak_sites, &d->npeak_sites))
+		return -1;
+	d->snap_done = 1;
+	return frag_extents(a, d);
 }

@@ -52,27 +52,29 @@ static void list_sort(struct rep_list *l, int n)
 	l->n = n < REP_TOP ? n : REP_TOP;
 }
 
-/* What a device held at its peak, by site, largest first. */
-static int at_peak(struct report *r, const struct an_dev *d, struct rep_list *l)
+/* What a device held at a moment (sb, by analysis site), by the report's
+   site, largest first. */
+static int sites_list(const struct report *r, const struct an_sitebytes *sb, uint32_t nsb,
+		      struct rep_list *l)
 {
-	struct held *h = calloc(d->npeak_sites + 1, sizeof(*h));
+	struct held *h = calloc(nsb + 1, sizeof(*h));
 	int n = 0;
 
-	l->v = calloc(d->npeak_sites + 1, sizeof(*l->v));
+	l->v = calloc(nsb + 1, sizeof(*l->v));
 	if (!h || !l->v) {
 		free(h);
+		free(l->v);
+		l->v = NULL;
 		return -1;
 	}
-	for (uint32_t i = 0; i < d->npeak_sites; i++) {
-		const struct an_sitebytes *sb = &d->peak_sites[i];
-
-		h[i].site = r->sites.of[sb->site];
-		h[i].proc = r->a->sites[sb->site].proc;
-		h[i].bytes = sb->bytes;
-		h[i].count = sb->count;
+	for (uint32_t i = 0; i < nsb; i++) {
+		h[i].site = r->sites.of[sb[i].site];
+		h[i].proc = r->a->sites[sb[i].site].proc;
+		h[i].bytes = sb[i].bytes;
+		h[i].count = sb[i].count;
 	}
-	qsort(h, d->npeak_sites, sizeof(*h), cmp_held);
-	for (uint32_t i = 0; i < d->npeak_sites; i++) {
+	qsort(h, nsb, sizeof(*h), cmp_held);
+	for (uint32_t i = 0; i < nsb; i++) {
 		struct rep_entry *e = &l->v[n - 1];
 
 		if (!i || h[i].site != h[i - 1].site) {
@@ -88,6 +90,18 @@ static int at_peak(struct report *r, const struct an_dev *d, struct rep_list *l)
 	free(h);
 	list_sort(l, n);
 	return 0;
+}
+
+int report_sites_list(const struct report *r, const struct an_sitebytes *sb, uint32_t n,
+		      struct rep_list *l)
+{
+	return sites_list(r, sb, n, l);
+}
+
+/* What a device held at its peak, by site, largest first. */
+static int at_peak(struct report *r, const struct an_dev *d, struct rep_list *l)
+{
+	return sites_list(r, d->peak_sites, d->npeak_sites, l);
 }
 
 /* Leak candidates (cache 0) or caching allocators' segments at exit (1). */

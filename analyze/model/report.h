@@ -96,6 +96,12 @@ int report_build(struct report *r, const struct analysis *a, struct symbols *sy,
 int report_devices(struct report *r, const struct analysis *a, char *err, size_t errlen);
 void report_free(struct report *r);
 
+/* What a device held at a moment by analysis site (analysis_at's sites),
+   as a list of the report's sites like dev_sites: sites whose stacks read
+   the same are one entry, largest first. The caller frees l->v. */
+int report_sites_list(const struct report *r, const struct an_sitebytes *sb, uint32_t n,
+		      struct rep_list *l);
+
 int report_text(const struct report *r, FILE *f);
 int report_json(const struct report *r, FILE *f);
 

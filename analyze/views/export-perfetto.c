@@ -124,41 +124,78 @@ static void proc_name(struct pw *w, const struct analysis *a, int p)
 	free(s);
 }
 
+/* The CUDA-level tracks of device d up to time end; at a replayed moment
+   (at not NULL), a last value of each at end: the state then. */
 static void dev_counters(struct pw *w, const struct report *r, const struct an_dev *d,
-			 uint32_t pid)
+			 uint32_t pid, uint64_t end, const struct an_at *at)
 {
 	char dn[256];
+	uint32_t n = 0;
 
 	rep_dev_name(r, d, dn, sizeof(dn));
-	for (uint32_t i = 0; i < d->ntl; i++)
+	while (n < d->ntl && d->tl[n].t <= end)
+		n++;
+	for (uint32_t i = 0; i < n; i++)
 		counter(w, pid, dn, "reserved", d->tl[i].t, d->tl[i].reserved);
-	for (uint32_t i = 0; i < d->ntl; i++)
+	if (at)
+		counter(w, pid, dn, "reserved", end, at->reserved);
+	for (uint32_t i = 0; i < n; i++)
 		counter(w, pid, dn, "allocated", d->tl[i].t, d->tl[i].allocated);
-	for (uint32_t i = 0; i < d->ntl; i++)
+	if (at)
+		counter(w, pid, dn, "allocated", end, at->allocated);
+	for (uint32_t i = 0; i < n; i++)
 		counter(w, pid, dn, "cached", d->tl[i].t, d->tl[i].reserved - d->tl[i].allocated);
-	for (uint32_t i = 0; i < d->nsamples; i++)
+	if (at)
+		counter(w, pid, dn, "cached", end, at->reserved - at->allocated);
+	for (uint32_t i = 0; i < d->nsamples && d->samples[i].t <= end; i++)
 		counter(w, pid, dn, "device used", d->samples[i].t, d->samples[i].used);
 }
 
-static void fw_counters(struct pw *w, const struct report *r, const struct fw_dev *fd)
+static void fw_dev_name(const struct report *r, const struct fw_dev *fd, char *dn, size_t len)
 {
 	const struct analysis *a = r->a;
-	uint32_t pid = fd->proc >= 0 ? rep_pid(a, fd->proc) : 0;
-	char dn[256];
 
 	if (a->nhosts > 1 && fd->proc >= 0) {
 		const char *h;
 		size_t hl;
 
 		an_hostname(a, fd->proc, &h, &hl);
-		snprintf(dn, sizeof(dn), "%.*s:%d", (int)(hl < 200 ? hl : 200), h, fd->dev);
+		snprintf(dn, len, "%.*s:%d", (int)(hl < 200 ? hl : 200), h, fd->dev);
 	} else {
-		snprintf(dn, sizeof(dn), "device %d", fd->dev);
+		snprintf(dn, len, "device %d", fd->dev);
 	}
-	for (uint32_t i = 0; i < fd->ntl; i++)
+}
+
+/* The framework's tracks of fd up to time end: its timeline rows
+   (fw_dev.tl, tl_req); at a moment between rows (st not NULL), a last
+   value of each at end, the state then. */
+static void fw_counters(struct pw *w, const struct report *r, const struct fw_dev *fd,
+			uint64_t end, const struct fw_state *st)
+{
+	const struct analysis *a = r->a;
+	uint32_t pid = fd->proc >= 0 ? rep_pid(a, fd->proc) : 0, n = 0;
+	char dn[256];
+
+	fw_dev_name(r, fd, dn, sizeof(dn));
+	while (n < fd->ntl && fd->tl[n].t <= end)
+		n++;
+	for (uint32_t i = 0; i < n; i++)
 		counter(w, pid, dn, "tensors reserved", fd->tl[i].t, fd->tl[i].reserved);
-	for (uint32_t i = 0; i < fd->ntl; i++)
+	if (st)
+		counter(w, pid, dn, "tensors reserved", end, st->reserved);
+	for (uint32_t i = 0; i < n; i++)
 		counter(w, pid, dn, "tensors allocated", fd->tl[i].t, fd->tl[i].allocated);
+	if (st)
+		counter(w, pid, dn, "tensors allocated", end, st->allocated);
+	for (uint32_t i = 0; i < n; i++)
+		counter(w, pid, dn, "tensors requested", fd->tl[i].t, fd->tl_req[i]);
+	if (st)
+		counter(w, pid, dn, "tensors requested", end, st->requested);
+	for (uint32_t i = 0; i < n; i++)
+		counter(w, pid, dn, "tensors cached", fd->tl[i].t,
+			fd->tl[i].reserved - fd->tl[i].allocated);
+	if (st)
+		counter(w, pid, dn, "tensors cached", end, st->cached);
 }
 
 static void failure(struct pw *w, const struct report *r, const struct an_failure *fl)
@@ -266,11 +303,97 @@ static void fw_oom_event(struct pw *w, const struct report *r, const struct fw_o
 	fputs("]}}", w->f);
 }
 
-int export_perfetto(const struct report *r, FILE *f, char *err, size_t errlen)
+/* The moment's marker on the run's track: the figures of device di then,
+   as the model holds them. */
+static void dev_marker(struct pw *w, const struct report *r, const struct export_moment *m, int di)
+{
+	const struct an_dev *d = &r->a->devs[di];
+	uint64_t t, res, al;
+	char dn[256], name[400];
+
+	if (m->at.when == EXPORT_PEAK) {
+		t = d->peak.time, res = d->peak.reserved, al = d->peak.allocated;
+	} else if (m->at.when == EXPORT_EXIT) {
+		t = r->a->duration;
+		res = d->ntl ? d->tl[d->ntl - 1].reserved : 0;
+		al = d->ntl ? d->tl[d->ntl - 1].allocated : 0;
+	} else {
+		t = m->t, res = m->cuda[di].reserved, al = m->cuda[di].allocated;
+	}
+	rep_dev_name(r, d, dn, sizeof(dn));
+	snprintf(name, sizeof(name), "%s: at %s", dn, m->label);
+	ev(w, "i", t, 0, 0);
+	fputs(", \"s\": \"g\", \"cat\": \"memtrace_at\", \"name\": ", w->f);
+	rep_json_str(w->f, name, strlen(name));
+	fprintf(w->f, ", \"args\": {\"at\": \"%s\", \"device\": ", m->label);
+	rep_json_str(w->f, dn, strlen(dn));
+	fprintf(w->f, ", \"reserved_bytes\": %" PRIu64 ", \"allocated_bytes\": %" PRIu64
+		", \"cached_bytes\": %" PRIu64 "}}", res, al, res - al);
+}
+
+/* The framework's state of fw device fdi at the moment: *st, and 1 when
+   it falls between timeline rows (oom, TIME), 0 when a row holds it. */
+static int fw_moment_state(const struct report *r, const struct export_moment *m, int fdi,
+			   struct fw_state *st, uint64_t *t)
+{
+	const struct fw_model *fw = r->a->fw;
+	const struct fw_dev *d = &fw->devs[fdi];
+	uint64_t seq;
+
+	export_fw_at(r, m, fdi, &seq, t);
+	if (m->at.when == EXPORT_PEAK && d->proc < 0) {
+		*st = d->peak_alloc.st;
+		return 0;
+	}
+	if (m->at.when == EXPORT_EXIT) {
+		*st = d->end;
+		*t = r->a->duration;
+		return 0;
+	}
+	if (fw_state_at(fw, fdi, seq, *t, st, NULL, NULL))
+		return -1;
+	return 1;
+}
+
+static void fw_marker(struct pw *w, const struct report *r, const struct export_moment *m,
+		      const struct fw_dev *d, const struct fw_state *st, uint64_t t)
+{
+	char dn[256], name[400];
+
+	fw_dev_name(r, d, dn, sizeof(dn));
+	snprintf(name, sizeof(name), "%s tensors: at %s", dn, m->label);
+	ev(w, "i", t, 0, 0);
+	fputs(", \"s\": \"g\", \"cat\": \"memtrace_at\", \"name\": ", w->f);
+	rep_json_str(w->f, name, strlen(name));
+	fprintf(w->f, ", \"args\": {\"at\": \"%s\", \"device\": ", m->label);
+	rep_json_str(w->f, dn, strlen(dn));
+	fprintf(w->f, ", \"tensors_reserved_bytes\": %" PRIu64 ", \"tensors_allocated_bytes\": %"
+		PRIu64 ", \"tensors_requested_bytes\": %" PRIu64 ", \"tensors_cached_bytes\": %"
+		PRIu64 ", \"awaiting_free_bytes\": %" PRIu64 ", \"inactive_split_bytes\": %" PRIu64
+		", \"largest_free_block_bytes\": %" PRIu64 "}}", st->reserved, st->allocated,
+		st->requested, st->cached, st->awaiting, st->inactive_split, st->largest_free);
+}
+
+/* The moment of process proc's device dev (its gdev's), UINT64_MAX when
+   the device is not known. */
+static uint64_t proc_dev_t(const struct report *r, const struct export_moment *m, int proc,
+			   int dev)
+{
+	int pd = dev >= 0 && dev < AN_MAX_DEV ? r->a->procs[proc].pdev[dev] : -1;
+
+	if (pd < 0)
+		return m->at.when == EXPORT_EXIT || m->at.when == EXPORT_PEAK ? UINT64_MAX : m->t;
+	return export_dev_t(r, m, pd);
+}
+
+int export_perfetto(const struct report *r, const struct export_moment *m, FILE *f, char *err,
+		    size_t errlen)
 {
 	const struct analysis *a = r->a;
+	const struct fw_model *fw = a->fw;
 	struct pw w = { f, 1 };
 	static const char run[] = "memtrace: every process, per device";
+	int between = m->at.when == EXPORT_OOM || m->at.when == EXPORT_TIME;
 
 	fputs("{\"displayTimeUnit\": \"ns\", \"traceEvents\": [", f);
 	meta(&w, "process_name", 0, 0, run, sizeof(run) - 1);
@@ -279,26 +402,66 @@ int export_perfetto(const struct report *r, FILE *f, char *err, size_t errlen)
 		proc_name(&w, a, p);
 		meta(&w, "thread_name", rep_pid(a, p), 0, "memory", 6);
 	}
-	for (int g = 0; g < r->ngdevs; g++)
-		dev_counters(&w, r, &a->devs[r->gdevs[g]], 0);
+	for (int g = 0; g < r->ngdevs; g++) {
+		int di = r->gdevs[g];
+
+		dev_counters(&w, r, &a->devs[di], 0, export_dev_t(r, m, di),
+			     between ? &m->cuda[di] : NULL);
+	}
 	for (int i = 0; i < a->ndevs; i++) {
 		const struct an_dev *d = &a->devs[i];
 
 		if (d->proc >= 0 && d->used)
-			dev_counters(&w, r, d, rep_pid(a, d->proc));
+			dev_counters(&w, r, d, rep_pid(a, d->proc), export_dev_t(r, m, i),
+				     between ? &m->cuda[i] : NULL);
 	}
-	for (int i = 0; a->fw && i < a->fw->ndevs; i++)
-		fw_counters(&w, r, &a->fw->devs[i]);
-	for (uint32_t i = 0; i < a->nfailures; i++)
-		failure(&w, r, &a->failures[i]);
-	for (uint32_t i = 0; i < a->noomsigs; i++)
-		oomsig(&w, r, &a->oomsigs[i]);
-	for (uint32_t i = 0; a->fw && i < a->fw->nooms; i++)
-		fw_oom_event(&w, r, &a->fw->ooms[i]);
+	for (int i = 0; fw && i < fw->ndevs; i++) {
+		struct fw_state st;
+		uint64_t t;
+		int rc = fw_moment_state(r, m, i, &st, &t);
+
+		if (rc < 0)
+			goto oom;
+		fw_counters(&w, r, &fw->devs[i], t, rc ? &st : NULL);
+	}
+	for (uint32_t i = 0; i < a->nfailures; i++) {
+		const struct an_failure *fl = &a->failures[i];
+
+		if (fl->time <= proc_dev_t(r, m, fl->proc, fl->dev))
+			failure(&w, r, fl);
+	}
+	for (uint32_t i = 0; i < a->noomsigs; i++) {
+		const struct an_oomsig *o = &a->oomsigs[i];
+
+		if (o->time <= proc_dev_t(r, m, o->proc, o->dev))
+			oomsig(&w, r, o);
+	}
+	for (uint32_t i = 0; fw && i < fw->nooms; i++) {
+		uint64_t seq, t;
+
+		export_fw_at(r, m, fw->ooms[i].fdev, &seq, &t);
+		if (fw->ooms[i].st.seq <= seq)
+			fw_oom_event(&w, r, &fw->ooms[i]);
+	}
+	for (int g = 0; g < r->ngdevs; g++)
+		dev_marker(&w, r, m, r->gdevs[g]);
+	for (int i = 0; fw && i < fw->ndevs; i++) {
+		struct fw_state st;
+		uint64_t t;
+
+		if (fw->devs[i].proc >= 0 || fw->devs[i].ntl == 0)
+			continue;
+		if (fw_moment_state(r, m, i, &st, &t) < 0)
+			goto oom;
+		fw_marker(&w, r, m, &fw->devs[i], &st, t);
+	}
 	fputs("\n]}\n", f);
 	if (ferror(f)) {
 		snprintf(err, errlen, "cannot write the trace-event JSON");
 		return -1;
 	}
 	return 0;
+oom:
+	snprintf(err, errlen, "out of memory");
+	return -1;
 }

@@ -16,9 +16,10 @@
  * With framework records (a->fw), the framework's own segments and blocks
  * (model/framework.h); without, each CUDA-level allocation the analysis
  * pass collected (views/plot.h) is a segment holding one block. The state
- * is the end of the run: what is still live.
+ * is that of the moment of --at (views/export-at.c), and each device's
+ * trace stops there, as a _snapshot() taken then.
  *
- * The pickle is protocol 2, written here: dicts, lists, tuples, ints,
+ * The pickle is protocol 4 (no frame, no memo), written here: dicts, lists, tuples, ints,
  * strings, booleans and None are all a snapshot holds, and each is a few
  * bytes of opcode. Strings are UTF-8; a byte that is not valid UTF-8 is the
  * code point of the same value (as the report's JSON writes \u00XX).
@@ -209,8 +210,11 @@ static void entry_head(FILE *f, const char *action, uint64_t addr, uint64_t size
 	}
 }
 
+/* allocated_size: its active_allocated blocks; active_size: those and the
+   active_pending_free ones; requested_size: their requested bytes (as
+   PyTorch's segment info counts them). */
 static void segment_head(FILE *f, int dev, uint64_t addr, uint64_t total, uint64_t allocated,
-			 uint64_t stream, int expandable)
+			 uint64_t active, uint64_t requested, uint64_t stream, int expandable)
 {
 	pk_dict(f);
 	pk_key(f, "device");
@@ -222,18 +226,17 @@ static void segment_head(FILE *f, int dev, uint64_t addr, uint64_t total, uint64
 	pk_key(f, "allocated_size");
 	pk_u64(f, allocated);
 	pk_key(f, "active_size");
-	pk_u64(f, allocated);
+	pk_u64(f, active);
 	pk_key(f, "requested_size");
-	pk_u64(f, allocated);
+	pk_u64(f, requested);
 	pk_key(f, "stream");
 	pk_u64(f, stream);
 	pk_key(f, "segment_type");
 	pk_cstr(f, total <= 1048576 ? "small" : "large");
 	pk_key(f, "segment_pool_id");
-	fputs("(", f);
 	pk_int(f, 0);
 	pk_int(f, 0);
-	fputc('t', f);
+	fputc(0x86, f);                         /* TUPLE2 */
 	pk_key(f, "is_expandable");
 	pk_bool(f, expandable);
 	pk_key(f, "frames");
@@ -241,7 +244,8 @@ static void segment_head(FILE *f, int dev, uint64_t addr, uint64_t total, uint64
 	pk_end_list(f);
 }
 
-static void block_head(FILE *f, uint64_t addr, uint64_t size, const char *state)
+static void block_head(FILE *f, uint64_t addr, uint64_t size, uint64_t requested,
+		       const char *state)
 {
 	pk_dict(f);
 	pk_key(f, "address");
@@ -249,7 +253,7 @@ static void block_head(FILE *f, uint64_t addr, uint64_t size, const char *state)
 	pk_key(f, "size");
 	pk_u64(f, size);
 	pk_key(f, "requested_size");
-	pk_u64(f, size);
+	pk_u64(f, requested);
 	pk_key(f, "state");
 	pk_cstr(f, state);
 }
@@ -310,7 +314,7 @@ static int max_dev(const struct report *r)
 	return m;
 }
 
-static void settings(FILE *f, const char *source, int expandable)
+static void settings(FILE *f, const char *source, int expandable, const struct export_moment *mo)
 {
 	pk_key(f, "allocator_settings");
 	pk_dict(f);
@@ -320,6 +324,8 @@ static void settings(FILE *f, const char *source, int expandable)
 	pk_bool(f, expandable);
 	pk_key(f, "memtrace_source");
 	pk_cstr(f, source);
+	pk_key(f, "memtrace_at");
+	pk_cstr(f, mo->label);
 	pk_end_dict(f);
 }
 
@@ -337,11 +343,12 @@ static void oom_entry(FILE *f, const struct report *r, size_t i)
 }
 
 /* Without framework records: every allocation a segment of one block. */
-static int cuda_snapshot(const struct report *r, const struct plot_map *m, FILE *f, char *err,
-			 size_t errlen)
+static int cuda_snapshot(const struct report *r, const struct export_moment *mo,
+			 const struct plot_map *m, FILE *f, char *err, size_t errlen)
 {
 	const struct analysis *a = r->a;
 	struct plot_box *all = NULL;
+	uint64_t *cut = NULL;           /* per box: its device's moment */
 	size_t nall = 0;
 	struct tevs t = { 0 };
 	int ndev = max_dev(r) + 1;
@@ -354,45 +361,59 @@ static int cuda_snapshot(const struct report *r, const struct plot_map *m, FILE 
 		if (plot_map_boxes(a, m, r->gdevs[g], SIZE_MAX, &v, &n, &na))
 			goto oom;
 		x = realloc(all, (nall + n + 1) * sizeof(*all));
+		if (x)
+			all = x;
+		x = x ? realloc(cut, (nall + n + 1) * sizeof(*cut)) : NULL;
 		if (!x) {
 			free(v);
 			goto oom;
 		}
-		all = x;
+		cut = x;
 		memcpy(all + nall, v, n * sizeof(*v));
+		for (size_t k = 0; k < n; k++)
+			cut[nall + k] = export_dev_t(r, mo, r->gdevs[g]);
 		nall += n;
 		free(v);
 	}
 	for (size_t i = 0; i < nall; i++) {
+		if (all[i].t0 > cut[i])
+			continue;
 		if (tev_add(&t, all[i].t0, all[i].dev, A_SEG_ALLOC, i) ||
 		    tev_add(&t, all[i].t0, all[i].dev, A_ALLOC, i))
 			goto oom;
-		if (!all[i].live &&
+		if (!all[i].live && all[i].t1 <= cut[i] &&
 		    (tev_add(&t, all[i].t1, all[i].dev, A_FREE_REQ, i) ||
 		     tev_add(&t, all[i].t1, all[i].dev, A_FREE_DONE, i) ||
 		     tev_add(&t, all[i].t1, all[i].dev, A_SEG_FREE, i)))
 			goto oom;
 	}
-	for (uint32_t i = 0; i < a->nfailures; i++)
-		if (a->failures[i].dev >= 0 &&
-		    tev_add(&t, a->failures[i].time, a->failures[i].dev, A_OOM, i))
+	for (uint32_t i = 0; i < a->nfailures; i++) {
+		const struct an_failure *fl = &a->failures[i];
+		int pd = fl->dev >= 0 && fl->dev < AN_MAX_DEV ? a->procs[fl->proc].pdev[fl->dev] : -1;
+		uint64_t c = pd >= 0 ? export_dev_t(r, mo, pd) :
+			     mo->at.when == EXPORT_EXIT || mo->at.when == EXPORT_PEAK ? UINT64_MAX :
+			     mo->t;
+
+		if (fl->dev >= 0 && fl->time <= c && tev_add(&t, fl->time, fl->dev, A_OOM, i))
 			goto oom;
+	}
 	if (t.n)
 		qsort(t.v, t.n, sizeof(*t.v), cmp_tev);
 
-	fputs("\x80\x02", f);
+	fputs("\x80\x04", f);
 	pk_dict(f);
 	pk_key(f, "segments");
 	pk_list(f);
 	for (size_t i = 0; i < nall; i++) {
 		const struct plot_box *b = &all[i];
 
-		if (!b->live)
+		/* live at its device's moment */
+		if (b->t0 > cut[i] || (!b->live && b->t1 <= cut[i]))
 			continue;
-		segment_head(f, b->dev, b->addr, b->bytes, b->bytes, b->stream, 0);
+		segment_head(f, b->dev, b->addr, b->bytes, b->bytes, b->bytes, b->bytes, b->stream, 0);
 		pk_key(f, "blocks");
 		pk_list(f);
-		block_head(f, b->addr, b->bytes, "active_allocated");
+		block_head(f, b->addr, b->bytes, b->bytes, "active_allocated");
 		pk_key(f, "frames");
 		native_frames(f, sym_stack(r->sy, a->s, b->proc, b->stack));
 		pk_end_dict(f);
@@ -422,15 +443,17 @@ static int cuda_snapshot(const struct report *r, const struct plot_map *m, FILE 
 		pk_end_list(f);
 	}
 	pk_end_list(f);
-	settings(f, "cuda", 0);
+	settings(f, "cuda", 0, mo);
 	pk_end_dict(f);
 	fputc('.', f);
 	free(t.v);
 	free(all);
+	free(cut);
 	return 0;
 oom:
 	free(t.v);
 	free(all);
+	free(cut);
 	snprintf(err, errlen, "out of memory");
 	return -1;
 }
@@ -455,13 +478,14 @@ static int cmp_blk(const void *x, const void *y, void *ctx)
 	return a->addr < b->addr ? -1 : a->addr > b->addr;
 }
 
-/* One framework segment live at the end: its live blocks in address
-   order, the free space between them as inactive blocks. */
-static void fw_segment(FILE *f, const struct report *r, const struct fw_seg *s, size_t *lb,
-		       size_t nlb, size_t *k)
+/* One framework segment live at the moment (after event seq): its live
+   blocks in address order, the free space between them as inactive
+   blocks. */
+static void fw_segment(FILE *f, const struct report *r, const struct fw_seg *s, uint64_t seq,
+		       size_t *lb, size_t nlb, size_t *k)
 {
 	const struct fw_model *fw = r->a->fw;
-	uint64_t alloc = 0, at = s->addr, end = s->addr + s->size;
+	uint64_t alloc = 0, active = 0, req = 0, at = s->addr, end = s->addr + s->size;
 	size_t first;
 
 	while (*k < nlb) {
@@ -473,9 +497,16 @@ static void fw_segment(FILE *f, const struct report *r, const struct fw_seg *s, 
 	}
 	first = *k;
 	for (size_t j = first; j < nlb && fw->blocks[lb[j]].fdev == s->fdev &&
-	     fw->blocks[lb[j]].addr < end; j++)
-		alloc += fw->blocks[lb[j]].size;
-	segment_head(f, fw->devs[s->fdev].dev, s->addr, s->size, alloc, s->stream, s->mapped);
+	     fw->blocks[lb[j]].addr < end; j++) {
+		const struct fw_block *b = &fw->blocks[lb[j]];
+
+		if (b->s_freq > seq)
+			alloc += b->size;
+		active += b->size;
+		req += b->req;
+	}
+	segment_head(f, fw->devs[s->fdev].dev, s->addr, s->size, alloc, active, req, s->stream,
+		     s->mapped);
 	pk_key(f, "blocks");
 	pk_list(f);
 	for (; *k < nlb && fw->blocks[lb[*k]].fdev == s->fdev && fw->blocks[lb[*k]].addr < end;
@@ -483,21 +514,21 @@ static void fw_segment(FILE *f, const struct report *r, const struct fw_seg *s, 
 		const struct fw_block *b = &fw->blocks[lb[*k]];
 
 		if (b->addr > at) {
-			block_head(f, at, b->addr - at, "inactive");
+			block_head(f, at, b->addr - at, 0, "inactive");
 			pk_key(f, "frames");
 			pk_list(f);
 			pk_end_list(f);
 			pk_end_dict(f);
 		}
-		block_head(f, b->addr, b->size, b->s_freq != FW_NEVER ? "active_pending_free"
-								       : "active_allocated");
+		block_head(f, b->addr, b->size, b->req,
+			   b->s_freq <= seq ? "active_pending_free" : "active_allocated");
 		pk_key(f, "frames");
 		fw_frames(f, r, b->proc, b->stack);
 		pk_end_dict(f);
 		at = b->addr + b->size;
 	}
 	if (at < end) {
-		block_head(f, at, end - at, "inactive");
+		block_head(f, at, end - at, 0, "inactive");
 		pk_key(f, "frames");
 		pk_list(f);
 		pk_end_list(f);
@@ -550,9 +581,11 @@ static void unmapped(const struct fw_model *fw, const struct fw_seg *g, uint64_t
    is segment_alloc .. segment_free; a mapped range of an expandable
    segment is segment_map .. segment_unmap, a range the model cut out of
    one that an unmap shortened being no new map. */
-static int fw_snapshot(const struct report *r, FILE *f, char *err, size_t errlen)
+static int fw_snapshot(const struct report *r, const struct export_moment *mo, FILE *f, char *err,
+		       size_t errlen)
 {
 	const struct fw_model *fw = r->a->fw;
+	uint64_t *cut = calloc((size_t)fw->ndevs + 1, sizeof(*cut));   /* per fw dev: its seq */
 	size_t *ls = calloc(fw->nsegs + 1, sizeof(*ls)), *lb = calloc(fw->nblocks + 1, sizeof(*lb));
 	uint64_t *ends = calloc(fw->nsegs + 1, sizeof(*ends));
 	size_t nls = 0, nlb = 0, k = 0, nends = 0;
@@ -562,8 +595,13 @@ static int fw_snapshot(const struct report *r, FILE *f, char *err, size_t errlen
 	for (int i = 0; i < fw->ndevs; i++)
 		if (fw->devs[i].dev + 1 > ndev)
 			ndev = fw->devs[i].dev + 1;
-	if (!ls || !lb || !ends)
+	if (!ls || !lb || !ends || !cut)
 		goto oom;
+	for (int i = 0; i < fw->ndevs; i++) {
+		uint64_t tt;
+
+		export_fw_at(r, mo, i, &cut[i], &tt);
+	}
 	for (uint64_t i = 0; i < fw->nsegs; i++)
 		if (fw->segs[i].s_free != FW_NEVER)
 			ends[nends++] = fw->segs[i].s_free;
@@ -571,43 +609,50 @@ static int fw_snapshot(const struct report *r, FILE *f, char *err, size_t errlen
 	for (uint64_t i = 0; i < fw->nsegs; i++) {
 		const struct fw_seg *s = &fw->segs[i];
 		int d = fw->devs[s->fdev].dev;
+		uint64_t c = cut[s->fdev];
 
-		if (s->s_free == FW_NEVER)
-			ls[nls++] = i;
 		expandable |= s->mapped;
+		if (s->s_alloc > c)
+			continue;
+		if (c < s->s_free && fw_counts_at(fw, fw->devs[s->fdev].run, s->fdev, s->proc, c))
+			ls[nls++] = i;
 		if (s->mapped && bsearch(&s->s_alloc, ends, nends, sizeof(*ends), cmp_u64))
 			;       /* what an unmap left of a mapped range */
 		else if (tev_add(&t, s->s_alloc, d, s->mapped ? A_SEG_MAP : A_SEG_ALLOC, i))
 			goto oom;
-		if (s->s_free != FW_NEVER &&
+		if (s->s_free <= c &&
 		    tev_add(&t, s->s_free, d, s->mapped ? A_SEG_UNMAP : A_SEG_FREE, i))
 			goto oom;
 	}
 	for (uint64_t i = 0; i < fw->nblocks; i++) {
 		const struct fw_block *b = &fw->blocks[i];
 		int d = fw->devs[b->fdev].dev;
+		uint64_t c = cut[b->fdev];
 
-		if (b->s_fdone == FW_NEVER)
+		if (b->s_alloc > c)
+			continue;
+		if (c < b->s_fdone && fw_counts_at(fw, fw->devs[b->fdev].run, b->fdev, b->proc, c))
 			lb[nlb++] = i;
 		if (tev_add(&t, b->s_alloc, d, A_ALLOC, i) ||
-		    (b->s_freq != FW_NEVER && tev_add(&t, b->s_freq, d, A_FREE_REQ, i)) ||
-		    (b->s_fdone != FW_NEVER && tev_add(&t, b->s_fdone, d, A_FREE_DONE, i)))
+		    (b->s_freq <= c && tev_add(&t, b->s_freq, d, A_FREE_REQ, i)) ||
+		    (b->s_fdone <= c && tev_add(&t, b->s_fdone, d, A_FREE_DONE, i)))
 			goto oom;
 	}
 	for (uint32_t i = 0; i < fw->nooms; i++)
-		if (tev_add(&t, fw->ooms[i].st.seq, fw->ooms[i].dev, A_OOM, i))
+		if (fw->ooms[i].st.seq <= cut[fw->ooms[i].fdev] &&
+		    tev_add(&t, fw->ooms[i].st.seq, fw->ooms[i].dev, A_OOM, i))
 			goto oom;
 	qsort_r(ls, nls, sizeof(*ls), cmp_seg, fw->segs);
 	qsort_r(lb, nlb, sizeof(*lb), cmp_blk, fw->blocks);
 	if (t.n)
 		qsort(t.v, t.n, sizeof(*t.v), cmp_tev);
 
-	fputs("\x80\x02", f);
+	fputs("\x80\x04", f);
 	pk_dict(f);
 	pk_key(f, "segments");
 	pk_list(f);
 	for (size_t i = 0; i < nls; i++)
-		fw_segment(f, r, &fw->segs[ls[i]], lb, nlb, &k);
+		fw_segment(f, r, &fw->segs[ls[i]], cut[fw->segs[ls[i]].fdev], lb, nlb, &k);
 	pk_end_list(f);
 	pk_key(f, "device_traces");
 	pk_list(f);
@@ -653,28 +698,30 @@ static int fw_snapshot(const struct report *r, FILE *f, char *err, size_t errlen
 		pk_end_list(f);
 	}
 	pk_end_list(f);
-	settings(f, "framework", expandable);
+	settings(f, "framework", expandable, mo);
 	pk_end_dict(f);
 	fputc('.', f);
 	free(t.v);
 	free(ls);
 	free(lb);
 	free(ends);
+	free(cut);
 	return 0;
 oom:
 	free(t.v);
 	free(ls);
 	free(lb);
 	free(ends);
+	free(cut);
 	snprintf(err, errlen, "out of memory");
 	return -1;
 }
 
-int export_torch(const struct report *r, const struct plot_map *m, FILE *f, char *err,
-		 size_t errlen)
+int export_torch(const struct report *r, const struct export_moment *at,
+		 const struct plot_map *m, FILE *f, char *err, size_t errlen)
 {
-	int rc = r->a->fw && r->a->fw->nblocks ? fw_snapshot(r, f, err, errlen)
-					       : cuda_snapshot(r, m, f, err, errlen);
+	int rc = r->a->fw && r->a->fw->nblocks ? fw_snapshot(r, at, f, err, errlen)
+					       : cuda_snapshot(r, at, m, f, err, errlen);
 
 	if (!rc && ferror(f)) {
 		snprintf(err, errlen, "cannot write the snapshot");

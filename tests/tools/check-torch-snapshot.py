@@ -71,12 +71,13 @@ def main():
         if need(seg, "segment_type", str, w) not in ("small", "large"):
             fail(f"{w}: segment_type {seg['segment_type']!r}")
         alloc = need(seg, "allocated_size", int, w)
-        need(seg, "active_size", int, w)
+        active = need(seg, "active_size", int, w)
+        requested = need(seg, "requested_size", int, w)
         blocks = need(seg, "blocks", list, w)
         # segsum(): the blocks tile the segment from its address
         boffset = 0
         free_ext = free_int = seg_alloc = 0
-        held = 0
+        held = held_active = held_req = 0
         for bi, b in enumerate(blocks):
             wb = f"{w} block {bi}"
             size = need(b, "size", int, wb)
@@ -97,16 +98,28 @@ def main():
                 live_blocks[(dev, baddr)] = size
             else:
                 free_ext += size
-            if state != "inactive":
+            if state == "active_allocated":
                 held += size
+            if state != "inactive":
+                held_active += size
+                held_req += req
+                if req > size:
+                    fail(f"{wb}: requested_size {req} over its size {size}")
             if state == "active_pending_free":
                 live_blocks[(dev, baddr)] = size
             boffset += size
             nblocks += 1
         if free_ext + free_int + seg_alloc != total:     # segsum()'s assertion
             fail(f"{w}: blocks sum to {free_ext + free_int + seg_alloc}, total_size {total}")
+        # PyTorch's segment info: allocated_size counts the allocated
+        # blocks, active_size those and the ones awaiting their free,
+        # requested_size the active blocks' requests
         if alloc != held:
-            fail(f"{w}: allocated_size {alloc}, its live blocks {held}")
+            fail(f"{w}: allocated_size {alloc}, its active_allocated blocks {held}")
+        if active != held_active:
+            fail(f"{w}: active_size {active}, its active blocks {held_active}")
+        if requested != held_req:
+            fail(f"{w}: requested_size {requested}, its active blocks request {held_req}")
 
     # trace(): replay each device's entries
     nentries = 0
@@ -171,6 +184,11 @@ def main():
         mv.segsum(data)
         mv.trace(data)
         mv.memory(data, format_flamegraph=lambda x: x)
+        mv.segments(data, format_flamegraph=lambda x: x)
+    # memory()/segments() hand their lines to flamegraph.pl, which fails on
+    # none: a snapshot with segments but no block draws nothing
+    if segs and not nblocks:
+        fail("segments without blocks: memory_viz's flame graphs have nothing to draw")
     print(f"segments={len(segs)} blocks={nblocks} active_blocks={nactive} "
           f"active_bytes={active_bytes} entries={nentries} live_at_end={live_end}")
 
