@@ -212,6 +212,14 @@ void fw_free(struct fw_model *m);
 const char *fw_site_name(char *buf, size_t len, const struct analysis *a,
 			 const struct fw_site *s, int *folded);
 
+/*
+ * Sets name_frames of every tensor site (how many frames fw_site_name
+ * shows: at least SITE_NAME_FRAMES, more where two sites read the same
+ * that far). fw_end() calls it; a view of a pass still being fed (memtrace
+ * top) calls it before naming sites. -1 when out of memory.
+ */
+int fw_name_sites(struct fw_model *m);
+
 /* "fragmentation", "cache held by another stream", ... */
 const char *fw_verdict_name(enum fw_verdict v);
 
