@@ -32,13 +32,14 @@ shows() {
 }
 shows "3 processes (3 running)" "the header"
 # the parent's last record of phase 2, fed once its time is 250 ms old
-shows "rt-top-phases.c:96 main" "the parent's 1 MiB site"
+shows "main (rt-top-phases.c:96)" "the parent's 1 MiB site"
 shows "sort: bytes)" "the sites sorted by bytes"
-# by bytes the workers' merged 16 MiB line ties with the parent's, then 4 MiB pinned
+# by bytes the parent's 16 MiB site first, then each worker's 8 MiB (the
+# report's sites: one per caller)
 tm send-keys -t top s
 shows "sort: count)" "s: sorted by count"
-# the count order: the workers' line (2 allocations) first
-expect_eq "$(awk '/SINCE START/ { getline; print $NF; exit }' pane)" "worker" "s: the most allocations first"
+# the count order: one allocation each, then by bytes: the parent's 16 MiB
+expect_eq "$(awk '/SINCE START/ { getline; print $NF; exit }' pane)" "(rt-top-phases.c:84)" "s: the most allocations first"
 tm send-keys -t top p
 shows "one process)" "p: one process"
 expect_eq "$(awk '/^ *PID/ { on = 1; next } on && NF == 0 { exit } on { n++ } END { print n }' pane)" 1 \

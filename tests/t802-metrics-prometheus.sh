@@ -106,7 +106,8 @@ expect_eq "$(q 'sum(memtrace_alloc_failures_total{job="memtrace"})' | awk '{ pri
 expect_eq "$(q 'memtrace_pinned_host_bytes{job="memtrace"} > 0' | awk '{ print $NF }')" "$((4 * MiB))" \
 	"Prometheus: the parent's pinned host memory"
 expect_eq "$(q 'memtrace_run_shm_bytes{job="memtrace"}' | awk '{ print $NF }')" "$MiB" "Prometheus: /dev/shm bytes"
-expect_eq "$(q 'count(memtrace_site_live_bytes{job="memtrace"})' | awk '{ print $NF }')" 5 "Prometheus: the live sites"
+# the report's sites (each worker's 8 MiB line one per caller)
+expect_eq "$(q 'count(memtrace_site_live_bytes{job="memtrace"})' | awk '{ print $NF }')" 6 "Prometheus: the live sites"
 cmd=$(q 'memtrace_process_running{job="memtrace"}' 3 | head -1 | python3 -c 'import json, sys
 print(json.loads(sys.stdin.read().rsplit(" ", 1)[0])["command"] == sys.argv[1] + "/rt-top-phases")' "$HOSTILE")
 expect_eq "$cmd" True "Prometheus: the hostile command label, intact"

@@ -1,5 +1,5 @@
 /*
- * cmd-top.c - memtrace top [--once] [--bytes] [--sites N] [--interval S]
+ * cmd-top.c - memtrace top [--once [--json | --bytes]] [--sites N] [--interval S]
  * [--metrics-port [ADDR:]PORT] [--metrics-textfile DIR] [--metrics-top-sites K]
  * (TRACE | --dir DIR): watches a job's GPU and host memory while it runs,
  * from its traces as they grow (analyze/live/).
@@ -26,6 +26,7 @@ static const char usage_text[] =
 	"\n"
 	"  --dir DIR                  follow every trace in DIR\n"
 	"  --once                     print one frame of what is written now, and exit\n"
+	"  --json                     with --once: the frame as JSON (docs/top.md)\n"
 	"  --bytes                    text frames: sizes in bytes\n"
 	"  --sites N                  text frames: at most N sites (default 20, -1 all)\n"
 	"  --interval S               seconds between frames (default 1)\n"
@@ -39,7 +40,7 @@ static const char usage_text[] =
 	"Keys: s sort sites by bytes, count or growth; p next process; d next device;\n"
 	"m mark (growth since now); space pause; q quit. Series: docs/metrics.md.\n";
 
-enum { OPT_DIR = 1, OPT_ONCE, OPT_BYTES, OPT_SITES, OPT_INTERVAL, OPT_PORT, OPT_TEXTFILE,
+enum { OPT_DIR = 1, OPT_ONCE, OPT_JSON, OPT_BYTES, OPT_SITES, OPT_INTERVAL, OPT_PORT, OPT_TEXTFILE,
        OPT_TOPK };
 
 /* Seconds as milliseconds, 0.05 to 3600; -1 when s is not one. */
@@ -89,6 +90,7 @@ int cmd_top(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "dir", required_argument, NULL, OPT_DIR },
 		{ "once", no_argument, NULL, OPT_ONCE },
+		{ "json", no_argument, NULL, OPT_JSON },
 		{ "bytes", no_argument, NULL, OPT_BYTES },
 		{ "sites", required_argument, NULL, OPT_SITES },
 		{ "interval", required_argument, NULL, OPT_INTERVAL },
@@ -120,6 +122,9 @@ int cmd_top(int argc, char **argv)
 			break;
 		case OPT_ONCE:
 			o.once = 1;
+			break;
+		case OPT_JSON:
+			o.json = 1;
 			break;
 		case OPT_BYTES:
 			o.bytes = 1;
@@ -162,6 +167,8 @@ int cmd_top(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
+	if (o.json && !o.once)
+		return cli_usage_error("top", "--json goes with --once");
 	if (o.dir && optind < argc)
 		return cli_usage_error("top", "give a TRACE or --dir DIR, not both");
 	if (!o.dir && optind + 1 != argc)

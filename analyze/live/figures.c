@@ -3,9 +3,11 @@
  * for `memtrace top --once` and its Prometheus exposition.
  *
  * The GPU figures are read from the analysis (an_dev, an_proc, an_site,
- * failures, OOM retry signatures) and the shared memory state from shm.c
- * over the records fed; sites are named by their first user frame and
- * merged by name and device, as the report merges equal frames.
+ * failures, OOM retry signatures), the framework's from its model (fw_dev,
+ * fw_site: framework.c, fed by the same pass) and the shared memory state
+ * from shm.c over the records fed. Sites are the report's: sites_build()
+ * groups the pass's stacks as the report does, each shown by its id and
+ * rep_site_name(); tensor sites by their id and fw_site_name().
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -16,7 +18,9 @@
 #include <sys/statvfs.h>
 
 #include "live/figures.h"
+#include "model/framework.h"
 #include "model/report.h"
+#include "model/sites.h"
 #include "model/symbols.h"
 #include "views/format.h"
 
@@ -34,6 +38,8 @@ void lv_free(struct lv *v)
 	free(v->procs);
 	free(v->sites);
 	free(v->mark);
+	free(v->fwdevs);
+	free(v->tsites);
 	free(v);
 }
 
@@ -94,46 +100,15 @@ static void read_host(struct lv_host *h)
 
 /* --- sites ----------------------------------------------------------------- */
 
-static void frame_name(const struct sym_frame *fr, char *buf, size_t len)
-{
-	const char *file = fr->file, *slash;
-
-	if (file && (slash = strrchr(file, '/')) && !fr->python)
-		file = slash + 1;
-	if (fr->function && file && fr->line)
-		snprintf(buf, len, "%s:%d %s", file, fr->line, fr->function);
-	else if (fr->function)
-		snprintf(buf, len, "%s", fr->function);
-	else {
-		const char *m = fr->module && *fr->module ? fr->module : "?";
-
-		if ((slash = strrchr(m, '/')))
-			m = slash + 1;
-		snprintf(buf, len, "%s+0x%" PRIx64, m, fr->offset);
-	}
-}
-
-static void site_name(struct follow *f, const struct an_site *s, char *buf, size_t len)
-{
-	struct symbols *sy = follow_symbols(f);
-	const struct sym_stack *st = NULL;
-	struct analysis *a = follow_analysis(f);
-
-	if (sy && s->stack)
-		st = sym_stack(sy, a->s, s->proc, s->stack);
-	if (!st || !st->nframes) {
-		snprintf(buf, len, s->stack ? "stack %d:%u" : "(no stack)", s->proc, s->stack);
-		return;
-	}
-	frame_name(rep_main_frame(st), buf, len);
-}
-
+/* By device, then the report's site id (then name: sites not named). */
 static int cmp_name(const void *x, const void *y)
 {
 	const struct lv_site *a = x, *b = y;
 
 	if (a->dev != b->dev)
 		return a->dev < b->dev ? -1 : 1;
+	if (a->id != b->id)
+		return a->id < b->id ? -1 : 1;
 	return strcmp(a->name, b->name);
 }
 
@@ -163,7 +138,10 @@ static int cmp_sort(const void *x, const void *y)
 static int build_sites(struct lv *v, struct follow *f, enum lv_sort sort, int proc, int dev)
 {
 	struct analysis *a = follow_analysis(f);
-	int n = 0, m = 0;
+	struct symbols *sy = follow_symbols(f);
+	struct sites ss;
+	char err[256];
+	int n = 0, m = 0, named = 0;
 
 	if ((uint32_t)v->cap_sites < a->nsites) {
 		void *g = realloc(v->sites, a->nsites * sizeof(*v->sites));
@@ -173,6 +151,9 @@ static int build_sites(struct lv *v, struct follow *f, enum lv_sort sort, int pr
 		v->sites = g;
 		v->cap_sites = (int)a->nsites;
 	}
+	/* the report's sites: its ids, its names */
+	if (sy && a->nsites && sites_build(&ss, a, sy, err, sizeof(err)) == 0)
+		named = 1;
 	for (uint32_t i = 0; i < a->nsites; i++) {
 		const struct an_site *s = &a->sites[i];
 		uint64_t base = i < v->nmark ? v->mark[i] : 0;
@@ -183,7 +164,16 @@ static int build_sites(struct lv *v, struct follow *f, enum lv_sort sort, int pr
 		if ((proc >= 0 && s->proc != proc) || (dev >= 0 && s->dev != dev))
 			continue;
 		o = &v->sites[n++];
-		site_name(f, s, o->name, sizeof(o->name));
+		if (named) {
+			const struct site *g = site_of(&ss, i);
+
+			o->id = g->id;
+			rep_site_name(o->name, sizeof(o->name), g, NULL);
+		} else {
+			o->id = 0;
+			snprintf(o->name, sizeof(o->name), s->stack ? "stack %d:%u" : "(no stack)",
+				 s->proc, s->stack);
+		}
 		o->dev = s->host ? -1 : s->dev;
 		o->proc = s->proc;
 		o->live = s->live;
@@ -207,6 +197,84 @@ static int build_sites(struct lv *v, struct follow *f, enum lv_sort sort, int pr
 	sort_by = sort;
 	qsort(v->sites, (size_t)m, sizeof(*v->sites), cmp_sort);
 	v->nsites = m;
+	if (named)
+		sites_free(&ss);
+	return 0;
+}
+
+/* --- the framework's allocator ---------------------------------------------- */
+
+static void host_of(const struct analysis *a, int proc, char *buf, size_t len);
+
+static int cmp_tsite(const void *x, const void *y)
+{
+	const struct lv_tsite *a = x, *b = y;
+
+	if (a->live != b->live)
+		return a->live > b->live ? -1 : 1;
+	return a->id < b->id ? -1 : a->id > b->id;
+}
+
+/* The framework model's figures now: the devices of the run first, then
+   those of each process (the report's order), and the tensor sites
+   holding blocks, largest first. */
+static int build_fw(struct lv *v, struct analysis *a, int proc, int dev)
+{
+	struct fw_model *m = a->fw;
+	void *g;
+
+	v->nfwdevs = v->ntsites = 0;
+	v->has_fw = m != NULL;
+	if (!m)
+		return 0;
+	v->fw_events = m->events;
+	if (!(g = realloc(v->fwdevs, ((size_t)m->ndevs + 1) * sizeof(*v->fwdevs))))
+		return -1;
+	v->fwdevs = g;
+	if (!(g = realloc(v->tsites, ((size_t)m->nsites + 1) * sizeof(*v->tsites))))
+		return -1;
+	v->tsites = g;
+	for (int k = 0; k < 2; k++)
+		for (int i = 0; i < m->ndevs; i++) {
+			const struct fw_dev *d = &m->devs[i];
+			struct lv_fwdev *o;
+
+			if ((d->proc < 0) == !!k || (dev >= 0 && d->dev != dev) ||
+			    (proc >= 0 && d->proc >= 0 && d->proc != proc))
+				continue;
+			o = &v->fwdevs[v->nfwdevs++];
+			o->proc = d->proc;
+			o->dev = d->dev;
+			host_of(a, d->proc >= 0 ? d->proc : 0, o->host, sizeof(o->host));
+			o->reserved = d->reserved;
+			o->allocated = d->allocated;
+			o->requested = d->requested;
+			o->awaiting = d->awaiting;
+			o->cached = d->reserved - d->allocated;
+			o->peak_allocated = d->peak_alloc.st.allocated;
+			o->peak_requested = d->peak_req.st.requested;
+			o->peak_reserved = d->peak_res.st.reserved;
+			o->ooms = d->ooms;
+		}
+	if (fw_name_sites(m))
+		return -1;
+	for (uint32_t i = 0; i < m->nsites; i++) {
+		const struct fw_site *s = &m->sites[i];
+		struct lv_tsite *o;
+
+		if (!s->live || (dev >= 0 && s->dev != dev))
+			continue;
+		o = &v->tsites[v->ntsites++];
+		o->id = s->id;
+		o->dev = s->dev;
+		fw_site_name(o->name, sizeof(o->name), a, s, NULL);
+		o->file = s->file;
+		o->function = s->function;
+		o->line = s->line;
+		o->live = s->live;
+		o->peak = s->max;
+	}
+	qsort(v->tsites, (size_t)v->ntsites, sizeof(*v->tsites), cmp_tsite);
 	return 0;
 }
 
@@ -254,6 +322,7 @@ int lv_update(struct lv *v, struct follow *f, enum lv_sort sort, int proc, int d
 	follow_counts(f, &v->records, &v->late, &bytes);
 	v->nprocs = v->nrunning = 0;
 	v->ndevs = v->npdevs = v->nsites = 0;
+	v->has_fw = v->nfwdevs = v->ntsites = 0;
 	if (!a)
 		return 0;
 	v->devs = NULL;
@@ -366,6 +435,8 @@ int lv_update(struct lv *v, struct follow *f, enum lv_sort sort, int proc, int d
 			v->procs[i].shm_bytes = shm.per_proc[i].now;
 		shm_result_free(&shm);
 	}
+	if (build_fw(v, a, proc, dev))
+		return -1;
 	return build_sites(v, f, sort, proc, dev);
 }
 
@@ -469,8 +540,33 @@ void lv_text(FILE *out, const struct lv *v, int bytes, int max_sites)
 		}
 	}
 	free(order);
-	fprintf(out, "\n%4s %12s %8s %12s  %s\n", "DEV", "LIVE", "COUNT",
-		v->marked ? "SINCE MARK" : "SINCE START", "SITE");
+	if (v->has_fw) {
+		fprintf(out, "\n%-6s %-12s %4s %8s %12s %12s %12s %12s %12s %5s\n", "TORCH", "HOST",
+			"DEV", "PID", "RESERVED", "ALLOCATED", "REQUESTED", "CACHED", "PEAK-ALLOC",
+			"OOMS");
+		for (int i = 0; i < v->nfwdevs; i++) {
+			const struct lv_fwdev *d = &v->fwdevs[i];
+			char pid[16];
+
+			snprintf(pid, sizeof(pid), "%u", d->proc >= 0 ? v->procs[d->proc].pid : 0);
+			fprintf(out, "%-6s %-12s %4d %8s %12s %12s %12s %12s %12s %5" PRIu64 "\n",
+				"torch", *d->host ? d->host : "-", d->dev, d->proc >= 0 ? pid : "-",
+				sz(b1, sizeof(b1), d->reserved, bytes),
+				sz(b2, sizeof(b2), d->allocated, bytes),
+				sz(b3, sizeof(b3), d->requested, bytes),
+				sz(b4, sizeof(b4), d->cached, bytes),
+				sz(b5, sizeof(b5), d->peak_allocated, bytes), d->ooms);
+		}
+		fprintf(out, "\n%4s %12s %12s %5s  %s\n", "DEV", "TENSORS", "PEAK", "ID", "TENSOR SITE");
+		for (int i = 0; i < v->ntsites && (max_sites < 0 || i < max_sites); i++) {
+			const struct lv_tsite *t = &v->tsites[i];
+
+			fprintf(out, "%4d %12s %12s %5u  %s\n", t->dev, sz(b1, sizeof(b1), t->live, bytes),
+				sz(b2, sizeof(b2), t->peak, bytes), t->id, t->name);
+		}
+	}
+	fprintf(out, "\n%4s %12s %8s %12s %5s  %s\n", "DEV", "LIVE", "COUNT",
+		v->marked ? "SINCE MARK" : "SINCE START", "ID", "SITE");
 	for (int i = 0; i < v->nsites && (max_sites < 0 || i < max_sites); i++) {
 		const struct lv_site *s = &v->sites[i];
 		char dev[16];
@@ -482,7 +578,144 @@ void lv_text(FILE *out, const struct lv *v, int bytes, int max_sites)
 			rep_size(b2 + 1, sizeof(b2) - 1, (uint64_t)(s->growth < 0 ? -s->growth : s->growth));
 			b2[0] = s->growth < 0 ? '-' : '+';
 		}
-		fprintf(out, "%4s %12s %8" PRIu64 " %12s  %s\n", s->dev < 0 ? "host" : dev,
-			sz(b1, sizeof(b1), s->live, bytes), s->count, b2, s->name);
+		fprintf(out, "%4s %12s %8" PRIu64 " %12s %5u  %s\n", s->dev < 0 ? "host" : dev,
+			sz(b1, sizeof(b1), s->live, bytes), s->count, b2, s->id, s->name);
 	}
+}
+
+/* --- JSON ------------------------------------------------------------------ */
+
+static void jstr(FILE *out, const char *k, const char *s)
+{
+	fprintf(out, "\"%s\": ", k);
+	if (s)
+		rep_json_str(out, s, strlen(s));
+	else
+		fputs("null", out);
+}
+
+static void lv_json_fw(FILE *out, const struct lv *v)
+{
+	fprintf(out, ",\n  \"framework\": ");
+	if (!v->has_fw) {
+		fputs("null", out);
+		return;
+	}
+	fprintf(out, "{\n    \"name\": \"PyTorch\",\n    \"events\": %" PRIu64
+		",\n    \"devices\": [", v->fw_events);
+	for (int i = 0; i < v->nfwdevs; i++) {
+		const struct lv_fwdev *d = &v->fwdevs[i];
+
+		fprintf(out, "%s\n      {\"device\": %d, \"pid\": ", i ? "," : "", d->dev);
+		if (d->proc >= 0)
+			fprintf(out, "%u", v->procs[d->proc].pid);
+		else
+			fputs("null", out);
+		fputs(", ", out);
+		jstr(out, "hostname", d->host);
+		fprintf(out, ", \"reserved_bytes\": %" PRIu64 ", \"allocated_bytes\": %" PRIu64
+			", \"requested_bytes\": %" PRIu64 ", \"cached_bytes\": %" PRIu64
+			", \"awaiting_free_bytes\": %" PRIu64 ", \"peak_allocated_bytes\": %" PRIu64
+			", \"peak_requested_bytes\": %" PRIu64 ", \"peak_reserved_bytes\": %" PRIu64
+			", \"ooms\": %" PRIu64 "}", d->reserved, d->allocated, d->requested, d->cached,
+			d->awaiting, d->peak_allocated, d->peak_requested, d->peak_reserved, d->ooms);
+	}
+	fputs("\n    ],\n    \"sites\": [", out);
+	for (int i = 0; i < v->ntsites; i++) {
+		const struct lv_tsite *t = &v->tsites[i];
+
+		fprintf(out, "%s\n      {\"site\": %u, \"device\": %d, ", i ? "," : "", t->id, t->dev);
+		jstr(out, "name", t->name);
+		fputs(", ", out);
+		jstr(out, "function", t->function);
+		fputs(", ", out);
+		jstr(out, "file", t->file);
+		fprintf(out, ", \"line\": %u, \"live_bytes\": %" PRIu64 ", \"peak_bytes\": %" PRIu64
+			"}", t->line, t->live, t->peak);
+	}
+	fputs("\n    ]\n  }", out);
+}
+
+void lv_json(FILE *out, const struct lv *v)
+{
+	int *order = calloc((size_t)(v->nprocs ? v->nprocs : 1), sizeof(int));
+
+	if (!order)
+		return;
+	lv_order(v, order);
+	fprintf(out, "{\n  \"time_ns\": %" PRIu64 ",\n  \"records\": %" PRIu64
+		",\n  \"late_records\": %" PRIu64 ",\n  \"devices\": [", v->time, v->records, v->late);
+	for (int i = 0; i < v->ndevs; i++) {
+		const struct lv_dev *d = &v->devs[i];
+
+		fprintf(out, "%s\n    {", i ? "," : "");
+		jstr(out, "hostname", d->host);
+		fprintf(out, ", \"device\": %d, \"reserved_bytes\": %" PRIu64 ", \"allocated_bytes\": %"
+			PRIu64 ", \"cached_bytes\": %" PRIu64 ", \"peak_reserved_bytes\": %" PRIu64
+			", \"failures\": %" PRIu64, d->dev, d->reserved, d->allocated, d->cached, d->peak,
+			d->failures);
+		if (d->has_sample)
+			fprintf(out, ", \"used_bytes\": %" PRIu64 ", \"total_bytes\": %" PRIu64
+				", \"untraced_bytes\": %" PRId64 "}", d->used, d->total, d->untraced);
+		else
+			fputs(", \"used_bytes\": null, \"total_bytes\": null, \"untraced_bytes\": null}", out);
+	}
+	fputs("\n  ],\n  \"processes\": [", out);
+	for (int j = 0; j < v->nprocs; j++) {
+		const struct lv_proc *p = &v->procs[order[j]];
+		int first = 1;
+
+		fprintf(out, "%s\n    {\"pid\": %u, \"rank\": ", j ? "," : "", p->pid);
+		if (p->rank >= 0)
+			fprintf(out, "%d", p->rank);
+		else
+			fputs("null", out);
+		fprintf(out, ", \"state\": \"%s\", ", state_name(p->state));
+		jstr(out, "hostname", p->host);
+		fputs(", ", out);
+		jstr(out, "command", p->command);
+		fprintf(out, ", \"reserved_bytes\": %" PRIu64 ", \"peak_reserved_bytes\": %" PRIu64
+			", \"live_allocations\": %" PRIu64 ", \"failures\": %" PRIu64
+			", \"oom_retries\": %" PRIu64 ", \"pinned_bytes\": %" PRIu64
+			", \"shm_bytes\": %" PRIu64 ", \"resident_bytes\": ", p->reserved, p->peak,
+			p->live_allocs, p->failures, p->oom_retries, p->pinned, p->shm_bytes);
+		if (p->has_rss)
+			fprintf(out, "%" PRIu64, p->rss);
+		else
+			fputs("null", out);
+		fputs(", \"devices\": [", out);
+		for (int k = 0; k < v->npdevs; k++) {
+			const struct lv_pdev *d = &v->pdevs[k];
+
+			if (d->proc != order[j])
+				continue;
+			fprintf(out, "%s{\"device\": %d, \"reserved_bytes\": %" PRIu64
+				", \"allocated_bytes\": %" PRIu64 ", \"cached_bytes\": %" PRIu64
+				", \"peak_reserved_bytes\": %" PRIu64 ", \"failures\": %" PRIu64
+				", \"oom_retries\": %" PRIu64 "}", first ? "" : ", ", d->dev, d->reserved,
+				d->allocated, d->cached, d->peak, d->failures, d->oom_retries);
+			first = 0;
+		}
+		fputs("]}", out);
+	}
+	free(order);
+	fputs("\n  ],\n  \"sites\": [", out);
+	for (int i = 0; i < v->nsites; i++) {
+		const struct lv_site *s = &v->sites[i];
+
+		fprintf(out, "%s\n    {\"site\": %u, \"device\": ", i ? "," : "", s->id);
+		if (s->dev >= 0)
+			fprintf(out, "%d", s->dev);
+		else
+			fputs("\"host\"", out);
+		fputs(", ", out);
+		jstr(out, "name", s->name);
+		fprintf(out, ", \"live_bytes\": %" PRIu64 ", \"count\": %" PRIu64
+			", \"growth_bytes\": %" PRId64 "}", s->live, s->count, s->growth);
+	}
+	fputs("\n  ]", out);
+	lv_json_fw(out, v);
+	fprintf(out, ",\n  \"shm\": {\"bytes\": %" PRIu64 ", \"peak_bytes\": %" PRIu64
+		", \"segments\": %" PRIu64 "}\n}\n", v->host.shm_now, v->host.shm_peak,
+		v->host.shm_segments);
 }

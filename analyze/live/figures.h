@@ -7,8 +7,11 @@
  * sparklines, and a mark to measure the sites' growth from.
  *
  * Every GPU figure is a field of struct analysis (model/analysis.h), as
- * `memtrace report` computes it for the records fed so far: nothing here
- * counts memory on its own.
+ * `memtrace report` computes it for the records fed so far, and every
+ * figure of a framework's allocator (PyTorch's) one of its struct
+ * fw_model (model/framework.h), which the same pass feeds: nothing here
+ * counts memory on its own. Sites are the report's (sites_build), named
+ * as every view names them (rep_site_name, fw_site_name).
  */
 #ifndef MEMTRACE_FIGURES_H
 #define MEMTRACE_FIGURES_H
@@ -57,11 +60,34 @@ struct lv_proc {
 };
 
 struct lv_site {
-	char name[200];             /* "file:line function" of its user frame */
+	uint32_t id;                /* the report's site id (JSON "site") */
+	char name[512];             /* rep_site_name: the name every view shows */
 	int dev;                    /* -1: pinned host memory */
 	int proc;                   /* its process, -1 when several */
 	uint64_t live, count;
 	int64_t growth;             /* live - live at the mark (or at start) */
+};
+
+/* A framework's allocator (PyTorch's) on a device of the run or of one
+   process: struct fw_dev's figures now, in PyTorch's terms. */
+struct lv_fwdev {
+	int proc;                   /* -1: the device of the run */
+	int dev;
+	char host[128];
+	uint64_t reserved, allocated, requested, cached, awaiting;
+	uint64_t peak_allocated, peak_requested, peak_reserved;
+	uint64_t ooms;
+};
+
+/* A tensor site (struct fw_site) holding blocks now. */
+struct lv_tsite {
+	uint32_t id;                /* the report's tensor site id
+	                               (framework.sites[].site) */
+	int dev;
+	char name[512];             /* fw_site_name */
+	const char *file, *function;    /* its main frame; NULL: no stack */
+	uint32_t line;
+	uint64_t live, peak;        /* block bytes now, and their highest */
 };
 
 struct lv_host {
@@ -83,6 +109,13 @@ struct lv {
 	struct lv_site *sites;
 	int nsites, cap_sites;
 	struct lv_host host;
+	/* the framework's allocator: has_fw once an FW event was fed */
+	int has_fw;
+	uint64_t fw_events;
+	struct lv_fwdev *fwdevs;
+	int nfwdevs;
+	struct lv_tsite *tsites;
+	int ntsites;
 	/* the mark: each analysis site's live bytes then */
 	uint64_t *mark;
 	uint32_t nmark;
@@ -105,9 +138,11 @@ void lv_mark(struct lv *v, struct follow *f);
 void lv_order(const struct lv *v, int *order);
 /* The frame as text, for --once; exact bytes when bytes is set. */
 void lv_text(FILE *out, const struct lv *v, int bytes, int max_sites);
+/* The frame as JSON, for --once --json (docs/top.md). */
+void lv_json(FILE *out, const struct lv *v);
 /*
  * The frame in the Prometheus text exposition format (docs/metrics.md),
- * with at most top_k sites.
+ * with at most top_k sites and top_k tensor sites.
  */
 void lv_metrics(FILE *out, const struct lv *v, int top_k);
 

@@ -10,10 +10,30 @@
  * written, and pread copies in address order, so a head read as non-zero
  * has its body before it in the copy. Side records (process, modules,
  * stacks, exit) are taken as they are read; state records wait in their
- * slab's buffer, one per slab at the head of a heap keyed like stream.c's
- * merge (run time, a free first, process, slab), and leave it up to the
- * watermark. A slab's buffer is freed once the slab is done (its thread
- * went on to another slab, or the process ended) and its last record fed.
+ * slab's buffer, one per slab at the head of a heap ordered by the merge
+ * order of stream.h (stream_orders_state, stream_order_before: run time, a
+ * free first, process, slab), the one `memtrace report` merges by, and
+ * leave it up to the watermark. A slab's buffer is freed once the slab is
+ * done (its thread went on to another slab, or the process ended) and its
+ * last record fed.
+ *
+ * Framework records: FW events are state records like the others and go
+ * to the same pass (account.c hands them to framework.c's fw_record), in
+ * the same order. Their stacks and notes (FW_STACK, FW_INFO) are side
+ * records in the slab of the thread that handed a batch over, possibly
+ * behind a record waiting in the heap, so a second walker per slab (ahead)
+ * runs over every byte read as soon as it is read: it copies them, and
+ * notes the times of all the records read (the process's first and last,
+ * as the reader's trace_stats gives them to the report). framework.c reads
+ * them through the process's struct trace, as for the report: the
+ * follower keeps one in memory per process (trace_open_buffer) holding
+ * only those records, made again when more of them came. An FW event
+ * whose stack has not been read yet waits (with everything after it) for
+ * the next poll, unless its process ended or the poll flushes.
+ *
+ * A process that ended (its exit record, or its pid gone) and whose
+ * records were all fed leaves the run's devices just before the next
+ * record of the run after its last one, as the report's pass does.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -24,11 +44,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "live/follow.h"
+#include "model/analysis.h"
 #include "model/symbols.h"
 #include "trace/stream.h"
 #include "trace/trace-read.h"
@@ -38,6 +60,8 @@ struct fslab {
 	uint64_t index;             /* slab number in its file */
 	unsigned char *buf;         /* slab_size bytes, NULL once done */
 	struct trace_slab_iter it;
+	struct trace_slab_iter ahead;   /* every record read, at once */
+	int final;                  /* the last read got all it will hold */
 	size_t consumed;            /* start of the last record read */
 	uint32_t tid;
 	int superseded;             /* its thread has a later slab */
@@ -62,6 +86,23 @@ struct ftrace {
 	void **copies;              /* copies of its modules and stacks */
 	size_t ncopies, cap_copies;
 	char cmd[64];
+	/* the run times of all its records read (ahead), and the slab of the
+	   last one */
+	uint64_t min_t, max_t, max_slab;
+	/* the trace in memory that the model reads the process's side
+	   records from (FW_STACK, FW_INFO, PYCODE): appended to, never moved
+	   (symbols.c keeps pointers into it), a region of side_cap bytes */
+	unsigned char *side;
+	size_t side_len, side_cap, side_pos;
+	void **old_sides;           /* regions outgrown: still pointed into */
+	size_t *old_caps, nold;
+	uint8_t *fw_known;          /* FW stack ids read */
+	size_t cap_known;
+	int fw_dirty;
+	struct trace *fwt;
+	size_t npeek;               /* its slabs with a record in the heap */
+	int fed_out;                /* ended, and every record fed */
+	int released;               /* left the run's devices */
 };
 
 struct follow {
@@ -81,7 +122,8 @@ struct follow {
 	int origin_set;
 	struct fslab **heap;
 	size_t nheap, cap_heap;
-	uint64_t fed, late, bytes_read, last_fed_key;
+	uint64_t fed, late, bytes_read, last_fed_key, last_fw_key;
+	int pending;                /* processes fed out, not released yet */
 	char host[256];
 	struct shm_op *shm;
 	size_t nshm, cap_shm;
@@ -105,28 +147,22 @@ static int grow(void **p, size_t *cap, size_t need, size_t elem)
 	return 0;
 }
 
-static int is_state(uint8_t type)
-{
-	return (type >= MT_REC_ALLOC && type <= MT_REC_FREE_EX) || type == MT_REC_POOL ||
-	       type == MT_REC_MEMINFO || type == MT_REC_SHM;
-}
+/* The records the merge orders (stream.h): events, pools, memory samples,
+   shared memory operations and framework events. */
+#define is_state stream_orders_state
 
-static int is_free(uint8_t type)
+/* A slab's place in the merge order of stream.h: by process, then file
+   order. */
+static uint64_t slab_order(const struct fslab *sl)
 {
-	return type == MT_REC_FREE || type == MT_REC_FREE_EX;
+	return (uint64_t)(uint32_t)sl->ft->proc << 40 | (sl->index & ((1ull << 40) - 1));
 }
 
 /* --- the heap of slabs with a record waiting ------------------------------- */
 
 static int before(const struct fslab *a, const struct fslab *b)
 {
-	if (a->key != b->key)
-		return a->key < b->key;
-	if (a->rank != b->rank)
-		return a->rank < b->rank;
-	if (a->ft->proc != b->ft->proc)
-		return a->ft->proc < b->ft->proc;
-	return a->index < b->index;
+	return stream_order_before(a->key, a->rank, slab_order(a), b->key, b->rank, slab_order(b));
 }
 
 static void heap_up(struct follow *f, size_t i)
@@ -168,6 +204,7 @@ static int heap_push(struct follow *f, struct fslab *sl)
 	if (grow((void **)&f->heap, &f->cap_heap, f->nheap + 1, sizeof(*f->heap)))
 		return -1;
 	f->heap[f->nheap++] = sl;
+	sl->ft->npeek++;
 	heap_up(f, f->nheap - 1);
 	return 0;
 }
@@ -244,6 +281,9 @@ static int add_proc(struct follow *f, int fi)
 	memset(sp, 0, sizeof(*sp));
 	sp->process = ft->process;
 	sp->shift = (int64_t)(ft->h.start_wall_ns - ft->h.start_mono_ns - (uint64_t)f->origin);
+	sp->first_t = ft->min_t;
+	sp->last_t = now_run(f);
+	ft->fw_dirty = 1;
 	in = &f->info[f->nprocs];
 	memset(in, 0, sizeof(*in));
 	in->path = ft->path;
@@ -277,6 +317,173 @@ static int add_proc(struct follow *f, int fi)
 	return 0;
 }
 
+/* The process ended: its last record is the last one read (the reader's
+   last_t for the report). */
+static void proc_ended(struct follow *f, struct ftrace *ft)
+{
+	f->procs[ft->proc].last_t = ft->max_t;
+	f->procs[ft->proc].first_t = ft->min_t;
+}
+
+#define SIDE_HEADER 4096
+#define SIDE_SLAB MT_SLAB_SIZE
+#define SIDE_FIRST_CAP (4u << 20)
+
+/* Room for need more bytes in the current slab of ft's trace in memory
+   (a new slab, a larger region). -1 on memory failure. */
+static int side_room(struct ftrace *ft, size_t need)
+{
+	if (ft->side && ft->side_pos + need <= SIDE_SLAB)
+		return 0;
+	if (!ft->side || ft->side_len + SIDE_SLAB > ft->side_cap) {
+		size_t cap = ft->side_cap ? ft->side_cap * 2 : SIDE_FIRST_CAP;
+		unsigned char *n = mmap(NULL, cap, PROT_READ | PROT_WRITE,
+					MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+		if (n == MAP_FAILED)
+			return -1;
+		if (ft->side) {
+			void *o = realloc(ft->old_sides, (ft->nold + 1) * sizeof(void *));
+			void *c = realloc(ft->old_caps, (ft->nold + 1) * sizeof(size_t));
+
+			if (o)
+				ft->old_sides = o;
+			if (c)
+				ft->old_caps = c;
+			if (!o || !c) {
+				munmap(n, cap);
+				return -1;
+			}
+			memcpy(n, ft->side, ft->side_len);
+			ft->old_sides[ft->nold] = ft->side;
+			ft->old_caps[ft->nold++] = ft->side_cap;
+		} else {
+			struct mt_file_header h = ft->h;
+
+			h.header_size = SIDE_HEADER;
+			h.slab_size = SIDE_SLAB;
+			memcpy(n, &h, sizeof(h));
+			ft->side_len = SIDE_HEADER;
+		}
+		ft->side = n;
+		ft->side_cap = cap;
+	}
+	{
+		/* each slab a thread of its own: their times never overlap one
+		   of the same thread */
+		struct mt_slab_header sh = { MT_SLAB_MAGIC,
+					     (uint32_t)((ft->side_len - SIDE_HEADER) / SIDE_SLAB + 1), 0 };
+
+		memcpy(ft->side + ft->side_len, &sh, sizeof(sh));
+		ft->side_pos = sizeof(sh);
+		ft->side_len += SIDE_SLAB;
+	}
+	return 0;
+}
+
+/*
+ * A side record the model reads through the process's struct trace
+ * (FW_STACK, FW_INFO: framework.c; PYCODE: symbols.c), appended to its
+ * trace in memory; an FW_INFO after a TIMEBASE of its own time.
+ */
+static int keep_side(struct ftrace *ft, const struct trace_rec *r)
+{
+	size_t need = r->size + (r->type == MT_REC_FW_INFO ? sizeof(struct mt_timebase) : 0);
+	unsigned char *at;
+
+	if (r->size > SIDE_SLAB - sizeof(struct mt_slab_header) - sizeof(struct mt_timebase) ||
+	    r->size % 8)
+		return 0;
+	if (side_room(ft, need))
+		return -1;
+	at = ft->side + ft->side_len - SIDE_SLAB + ft->side_pos;
+	if (r->type == MT_REC_FW_INFO) {
+		struct mt_timebase tb = { { MT_REC_TIMEBASE, sizeof(tb) / 8, 0, 0 }, 0, r->time_ns };
+		struct mt_fw_info fi;
+
+		memcpy(at, &tb, sizeof(tb));
+		at += sizeof(tb);
+		memcpy(at, r->p, r->size);
+		memcpy(&fi, at, sizeof(fi));
+		fi.time_delta = 0;
+		memcpy(at, &fi, sizeof(fi));
+	} else {
+		memcpy(at, r->p, r->size);
+	}
+	ft->side_pos += need;
+	if (r->type == MT_REC_FW_STACK) {
+		uint32_t id = ((const struct mt_fw_stack *)r->p)->id;
+
+		if (id < (16u << 20)) {
+			size_t cap = ft->cap_known;
+
+			if (grow((void **)&ft->fw_known, &cap, (size_t)id + 1, 1))
+				return -1;
+			memset(ft->fw_known + ft->cap_known, 0, cap - ft->cap_known);
+			ft->cap_known = cap;
+			ft->fw_known[id] = 1;
+		}
+	}
+	ft->fw_dirty = 1;
+	return 0;
+}
+
+/* Whether the FW stack of an FW event was read (or cannot come). */
+static int fw_stack_read(const struct ftrace *ft, const struct trace_rec *r)
+{
+	uint32_t id = ((const struct mt_fw_event *)r->p)->stack_id;
+
+	return !id || id >= (16u << 20) || ft->exit_seen || ft->gone ||
+	       (id < ft->cap_known && ft->fw_known[id]);
+}
+
+/* The walker ahead: every record read now, for its time, and the
+   framework's side records. -1 on memory failure only. */
+static int scan_ahead(struct follow *f, struct fslab *sl)
+{
+	struct ftrace *ft = sl->ft;
+	struct trace_rec r;
+
+	while (trace_slab_iter_next(&sl->ahead, &r) == 1) {
+		uint64_t t = run_time(f, ft, r.time_ns);
+
+		if (t < ft->min_t)
+			ft->min_t = t;
+		if (t > ft->max_t || (t == ft->max_t && sl->index > ft->max_slab)) {
+			ft->max_t = t;
+			ft->max_slab = sl->index;
+		}
+		if ((r.type == MT_REC_FW_STACK || r.type == MT_REC_FW_INFO ||
+		     r.type == MT_REC_PYCODE) && keep_side(ft, &r))
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * The process's trace in memory, opened again over what it holds now and
+ * checked by trace_open_buffer() as any trace: what framework.c reads of a
+ * process (trace_fw_stack_frames, trace_fw_info) and symbols.c of its
+ * Python code is then what the report reads of its file. -1 on memory
+ * failure.
+ */
+static int side_open(struct follow *f, struct ftrace *ft)
+{
+	struct trace *t;
+	char err[256];
+
+	if (!ft->side && side_room(ft, 0))
+		return -1;
+	t = trace_open_buffer(ft->side, ft->side_len, ft->path, err, sizeof(err));
+	ft->fw_dirty = 0;
+	if (!t)
+		return ft->fwt ? 0 : -1;    /* cannot be: its records were checked */
+	trace_close(ft->fwt);
+	ft->fwt = t;
+	f->procs[ft->proc].t = t;
+	return 0;
+}
+
 /* A side record: what the model looks up later, copied. */
 static int take_side(struct follow *f, struct ftrace *ft, const struct trace_rec *r)
 {
@@ -294,9 +501,13 @@ static int take_side(struct follow *f, struct ftrace *ft, const struct trace_rec
 		break;
 	case MT_REC_EXIT:
 		ft->exit_seen = 1;
-		if (ft->proc >= 0)
+		if (ft->proc >= 0) {
 			f->info[ft->proc].exited = 1;
+			proc_ended(f, ft);
+		}
 		break;
+	case MT_REC_FW_STACK: case MT_REC_FW_INFO:
+		break;          /* taken by the walker ahead */
 	case MT_REC_DRIVER:
 		if (sp)
 			sp->driver_version = ((const struct mt_driver *)r->p)->driver_version;
@@ -357,6 +568,8 @@ static int pump(struct follow *f, struct fslab *sl)
 
 		if (rc == 0) {
 			sl->waiting = 1;
+			if (sl->final)
+				sl->done = 1;
 			return 0;
 		}
 		if (rc < 0) {
@@ -377,7 +590,7 @@ static int pump(struct follow *f, struct fslab *sl)
 		sl->peek = r;
 		sl->has_peek = 1;
 		sl->key = run_time(f, ft, r.time_ns);
-		sl->rank = !is_free(r.type);
+		sl->rank = stream_rank(r.type);
 		if (heap_push(f, sl))
 			return -1;
 	}
@@ -418,6 +631,7 @@ static int read_slab(struct follow *f, struct ftrace *ft, uint64_t k, uint64_t f
 		trace_slab_iter_init(&sl->it, sl->buf, 0, ft->h.version);
 		sl->it.slab_size = ss;
 		sl->it.file_off = off;
+		sl->ahead = sl->it;
 		/* the thread went on to this slab: its earlier ones are full */
 		for (uint64_t j = ft->first_open; j < k; j++)
 			if (ft->slabs[j] && ft->slabs[j]->tid == sh.tid)
@@ -437,8 +651,12 @@ static int read_slab(struct follow *f, struct ftrace *ft, uint64_t k, uint64_t f
 		if (got > 0) {
 			f->bytes_read += (uint64_t)got;
 			trace_slab_iter_more(&sl->it, sl->consumed + (size_t)got);
+			trace_slab_iter_more(&sl->ahead, sl->consumed + (size_t)got);
 		}
 	}
+	if (scan_ahead(f, sl) < 0)
+		return -1;
+	sl->final = final;
 	if (pump(f, sl) < 0)
 		return -1;
 	if (final && sl->waiting)
@@ -513,6 +731,7 @@ static int try_file(struct follow *f, const char *path, int named)
 			f->origin = (int64_t)h.start_wall_ns;
 		f->origin_set = 1;
 	}
+	ft->min_t = ft->max_t = run_time(f, ft, h.start_mono_ns);
 	f->files[f->nfiles++] = ft;
 	return 0;
 }
@@ -615,6 +834,7 @@ static void settle_file(struct follow *f, struct ftrace *ft)
 	    kill((pid_t)f->info[ft->proc].pid, 0) < 0 && errno == ESRCH) {
 		ft->gone = 1;
 		f->info[ft->proc].gone = 1;
+		proc_ended(f, ft);
 		/* one more read after the pid is gone: then nothing can come */
 		return;
 	}
@@ -694,6 +914,41 @@ static int caching_cb(void *ctx, int proc, uint32_t stack)
 	return f->sy ? sym_is_caching(f->sy, f->s, proc, stack) : 0;
 }
 
+/* ft ended and each of its records read was fed: it leaves the run's
+   devices before the next record after its last one (release_before). */
+static void fed_out_check(struct follow *f, struct ftrace *ft)
+{
+	if (ft->fed_out || ft->npeek || !(ft->exit_seen || ft->gone))
+		return;
+	for (uint64_t k = ft->first_open; k < ft->nslabs; k++)
+		if (ft->slabs[k] && !ft->slabs[k]->done && !ft->slabs[k]->waiting)
+			return;
+	ft->fed_out = 1;
+	f->pending += !ft->released;
+}
+
+/*
+ * Before the record at the top of sl: the processes over by then leave
+ * the run's devices, as the report's pass lets a process go after its last
+ * record when records of others follow (account.c, proc_exit()).
+ */
+static int release_before(struct follow *f, const struct fslab *sl)
+{
+	for (int i = 0; f->pending && i < f->nfiles; i++) {
+		struct ftrace *ft = f->files[i];
+
+		if (!ft->fed_out || ft->released || ft == sl->ft || ft->proc < 0)
+			continue;
+		if (!stream_order_before(ft->max_t, 1, (uint64_t)(uint32_t)ft->proc << 40 | ft->max_slab,
+					 sl->key, sl->rank, slab_order(sl)))
+			continue;
+		analysis_proc_gone(f->a, ft->proc, ft->max_t);
+		ft->released = 1;
+		f->pending--;
+	}
+	return 0;
+}
+
 long follow_poll(struct follow *f, int flush, char *err, size_t errlen)
 {
 	uint64_t w;
@@ -713,32 +968,54 @@ long follow_poll(struct follow *f, int flush, char *err, size_t errlen)
 	} else if (f->a && analysis_add_procs(f->a)) {
 		goto nomem;
 	}
+	for (int i = 0; i < f->nfiles; i++) {
+		struct ftrace *ft = f->files[i];
+
+		if (ft->proc >= 0 && (ft->fw_dirty || !ft->fwt) && side_open(f, ft) < 0)
+			goto nomem;
+		/* a running process goes on: the framework's model keeps it on
+		   the run's devices (the report's last_t once it ended) */
+		if (ft->proc >= 0 && !ft->exit_seen && !ft->gone)
+			f->procs[ft->proc].last_t = now_run(f) > ft->max_t ? now_run(f) : ft->max_t;
+	}
 	w = flush ? UINT64_MAX : watermark(f);
 	while (f->nheap && f->heap[0]->key <= w) {
 		struct fslab *sl = f->heap[0];
+		struct ftrace *ft = sl->ft;
 		struct srec r;
+		int fw = sl->peek.type == MT_REC_FW_EVENT;
 
+		/* its stack first: the rest waits for the next poll */
+		if (fw && !flush && !fw_stack_read(ft, &sl->peek))
+			break;
+		if (release_before(f, sl) < 0)
+			goto nomem;
 		r.rec = sl->peek;
-		r.proc = sl->ft->proc;
+		r.proc = ft->proc;
 		r.t = sl->key;
-		if (r.t < f->last_fed_key)
+		/* FW events come in batches of earlier times: late among
+		   themselves only */
+		if (r.t < (fw ? f->last_fw_key : f->last_fed_key))
 			f->late++;
+		else if (fw)
+			f->last_fw_key = r.t;
 		else
 			f->last_fed_key = r.t;
 		if (analysis_feed(f->a, &r) || (r.rec.type == MT_REC_SHM && keep_shm(f, &r)))
 			goto nomem;
-		f->procs[r.proc].last_t = r.t;
 		f->info[r.proc].last_t = r.t;
 		f->procs[r.proc].events += r.rec.type >= MT_REC_ALLOC && r.rec.type <= MT_REC_FREE_EX;
 		f->fed++;
 		n++;
 		sl->last_key = sl->key;
 		sl->has_peek = 0;
+		ft->npeek--;
 		f->heap[0] = f->heap[--f->nheap];
 		if (f->nheap)
 			heap_down(f, 0);
 		if (pump(f, sl) < 0)
 			goto nomem;
+		fed_out_check(f, ft);
 	}
 	for (int i = 0; i < f->nfiles; i++)
 		settle_file(f, f->files[i]);
@@ -749,16 +1026,18 @@ long follow_poll(struct follow *f, int flush, char *err, size_t errlen)
 		struct ftrace *ft = f->files[i];
 		int after = 0;
 
-		if (!ft->finished || ft->proc < 0)
+		if (!ft->finished || ft->proc < 0 || ft->released)
 			continue;
 		for (int j = 0; j < f->nfiles && !after; j++) {
 			const struct ftrace *o = f->files[j];
 
-			after = j != i && o->proc >= 0 && (!o->finished ||
-			       f->procs[o->proc].last_t > f->procs[ft->proc].last_t);
+			after = j != i && o->proc >= 0 && (!o->finished || o->max_t > ft->max_t);
 		}
-		if (after)
-			analysis_proc_gone(f->a, ft->proc, f->procs[ft->proc].last_t);
+		if (after) {
+			analysis_proc_gone(f->a, ft->proc, ft->max_t);
+			ft->released = 1;
+			f->pending -= ft->fed_out;
+		}
 	}
 	return n;
 nomem:
@@ -827,6 +1106,14 @@ void follow_close(struct follow *f)
 			}
 		for (size_t j = 0; j < ft->ncopies; j++)
 			free(ft->copies[j]);
+		free(ft->fw_known);
+		trace_close(ft->fwt);
+		if (ft->side)
+			munmap(ft->side, ft->side_cap);
+		for (size_t j = 0; j < ft->nold; j++)
+			munmap(ft->old_sides[j], ft->old_caps[j]);
+		free(ft->old_sides);
+		free(ft->old_caps);
 		free(ft->copies);
 		free(ft->slabs);
 		free(ft->process);

@@ -2,7 +2,9 @@
  * metrics.c - a frame of figures (figures.h) in the Prometheus text
  * exposition format 0.0.4: every series of docs/metrics.md, with HELP and
  * TYPE lines, label values escaped as the format requires (backslash,
- * double quote and newline).
+ * double quote and newline). The memtrace_torch_* series are the figures
+ * of the framework's model (lv_fwdev, lv_tsite), written only when the
+ * traces hold framework records.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -96,6 +98,75 @@ static void proc_series(FILE *out, const struct lv *v, const char *name, const c
 	}
 }
 
+/* One framework series per device of a process (off: the field). */
+static void fw_series(FILE *out, const struct lv *v, const char *name, const char *type,
+		      const char *help, size_t off, int run)
+{
+	head(out, name, type, help);
+	for (int i = 0; i < v->nfwdevs; i++) {
+		const struct lv_fwdev *d = &v->fwdevs[i];
+		uint64_t x = *(const uint64_t *)((const char *)d + off);
+
+		if ((d->proc < 0) != run)
+			continue;
+		fputs(name, out);
+		if (run) {
+			fputs("{host=\"", out);
+			esc(out, d->host);
+			fprintf(out, "\",device=\"%d\"}", d->dev);
+		} else {
+			proc_labels(out, &v->procs[d->proc], d->dev);
+		}
+		fprintf(out, " %" PRIu64 "\n", x);
+	}
+}
+
+static void torch_metrics(FILE *out, const struct lv *v, int top_k)
+{
+	static const struct {
+		const char *name, *type, *help;
+		size_t off;
+	} per[] = {
+		{ "reserved_bytes", "gauge", "PyTorch's reserved_bytes: its segments "
+		  "(max_memory_reserved() at its peak).", offsetof(struct lv_fwdev, reserved) },
+		{ "allocated_bytes", "gauge", "PyTorch's allocated_bytes: the tensors' blocks "
+		  "(max_memory_allocated() at its peak).", offsetof(struct lv_fwdev, allocated) },
+		{ "requested_bytes", "gauge", "PyTorch's requested_bytes: the tensors' own sizes.",
+		  offsetof(struct lv_fwdev, requested) },
+		{ "cached_bytes", "gauge", "PyTorch's reserved minus allocated: free blocks and "
+		  "blocks awaiting other streams.", offsetof(struct lv_fwdev, cached) },
+		{ "peak_allocated_bytes", "gauge", "The highest allocated so far.",
+		  offsetof(struct lv_fwdev, peak_allocated) },
+		{ "peak_reserved_bytes", "gauge", "The highest reserved so far.",
+		  offsetof(struct lv_fwdev, peak_reserved) },
+	};
+	char name[96];
+
+	if (!v->has_fw)
+		return;
+	for (size_t k = 0; k < sizeof(per) / sizeof(per[0]); k++) {
+		snprintf(name, sizeof(name), "memtrace_torch_%s", per[k].name);
+		fw_series(out, v, name, per[k].type, per[k].help, per[k].off, 0);
+	}
+	for (size_t k = 0; k < sizeof(per) / sizeof(per[0]); k++) {
+		snprintf(name, sizeof(name), "memtrace_torch_device_%s", per[k].name);
+		fw_series(out, v, name, per[k].type, per[k].help, per[k].off, 1);
+	}
+	fw_series(out, v, "memtrace_torch_ooms_total", "counter",
+		  "PyTorch's out-of-memory errors on the device.", offsetof(struct lv_fwdev, ooms), 0);
+	head(out, "memtrace_torch_site_live_bytes", "gauge",
+	     "Block bytes of the top tensor sites (Python lines from the user's), at most K; "
+	     "site_id is the report's tensor site.");
+	for (int i = 0; i < v->ntsites && i < top_k; i++) {
+		const struct lv_tsite *t = &v->tsites[i];
+
+		fprintf(out, "memtrace_torch_site_live_bytes{rank_in_top=\"%d\",device=\"%d\","
+			"site_id=\"%u\",site=\"", i + 1, t->dev, t->id);
+		esc(out, t->name);
+		fprintf(out, "\"} %" PRIu64 "\n", t->live);
+	}
+}
+
 void lv_metrics(FILE *out, const struct lv *v, int top_k)
 {
 	pdev_series(out, v, "memtrace_reserved_bytes", "gauge",
@@ -163,7 +234,7 @@ void lv_metrics(FILE *out, const struct lv *v, int top_k)
 			p->state == LV_RUNNING);
 	}
 	head(out, "memtrace_site_live_bytes", "gauge",
-	     "Live bytes of the top sites (file:line function of the user's frame), at most K.");
+	     "Live bytes of the top sites (the name every view shows; site_id is the report's site), at most K.");
 	for (int i = 0; i < v->nsites && i < top_k; i++) {
 		const struct lv_site *s = &v->sites[i];
 
@@ -172,10 +243,11 @@ void lv_metrics(FILE *out, const struct lv *v, int top_k)
 			fprintf(out, "%d", s->dev);
 		else
 			fputs("host", out);
-		fputs("\",site=\"", out);
+		fprintf(out, "\",site_id=\"%u\",site=\"", s->id);
 		esc(out, s->name);
 		fprintf(out, "\"} %" PRIu64 "\n", s->live);
 	}
+	torch_metrics(out, v, top_k);
 	if (v->host.has_mem) {
 		head(out, "memtrace_host_memory_available_bytes", "gauge",
 		     "MemAvailable of /proc/meminfo on the launcher's machine.");

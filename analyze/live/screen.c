@@ -148,6 +148,34 @@ void screen_draw(struct screen *sc, const struct lv *v, enum lv_sort sort, int p
 			attroff(A_BOLD);
 	}
 	free(order);
+	if (v->has_fw) {
+		/* the framework's allocator, in PyTorch's terms: each device of
+		   the run, then its largest tensor sites */
+		y++;
+		attron(A_REVERSE);
+		mvprintw(y++, 0, "%-7s %-4s %10s %10s %10s %10s %10s  %s", "PYTORCH", "DEV", "RESERVED",
+			 "ALLOCATED", "REQUESTED", "CACHED", "PEAK ALLOC", "TENSOR SITES");
+		attroff(A_REVERSE);
+		for (int i = 0; i < v->nfwdevs && y < rows - 4; i++) {
+			const struct lv_fwdev *d = &v->fwdevs[i];
+
+			if (d->proc >= 0)
+				continue;
+			mvprintw(y++, 0, "%-7s %-4d %10s %10s %10s %10s %10s", "", d->dev,
+				 rep_size(b1, sizeof(b1), d->reserved),
+				 rep_size(b2, sizeof(b2), d->allocated),
+				 rep_size(b3, sizeof(b3), d->requested),
+				 rep_size(b4, sizeof(b4), d->cached),
+				 rep_size(b6, sizeof(b6), d->peak_allocated));
+		}
+		for (int i = 0; i < v->ntsites && i < 5 && y < rows - 4; i++) {
+			const struct lv_tsite *t = &v->tsites[i];
+
+			mvprintw(y++, 0, "%-7s %-4d %10s %10s  %.*s", "tensors", t->dev,
+				 rep_size(b1, sizeof(b1), t->live), rep_size(b2, sizeof(b2), t->peak),
+				 cols > 36 ? cols - 36 : 0, t->name);
+		}
+	}
 	y++;
 	attron(A_REVERSE);
 	mvprintw(y++, 0, "%-4s %10s %8s %11s  %s  (sort: %s%s%s)", "DEV", "LIVE", "COUNT",

@@ -266,7 +266,10 @@ int watch_run(const struct watch_opts *o, char *err, size_t errlen)
 		if (follow_poll(st.f, 1, err, errlen) < 0 || follow_poll(st.f, 1, err, errlen) < 0 ||
 		    frame(&st, err, errlen))
 			goto out;
-		lv_text(stdout, st.v, o->bytes, o->max_sites);
+		if (o->json)
+			lv_json(stdout, st.v);
+		else
+			lv_text(stdout, st.v, o->bytes, o->max_sites);
 		rc = fflush(stdout) ? -1 : 0;
 		if (rc)
 			snprintf(err, errlen, "cannot write the frame: %s", strerror(errno));

@@ -21,6 +21,7 @@ struct watch_opts {
 	int screen;                 /* draw the interactive view */
 	int once;                   /* print one frame as text and return */
 	int bytes;                  /* --once: exact bytes */
+	int json;                   /* --once: the frame as JSON */
 	int max_sites;              /* sites in the text frame, -1 all */
 	int interval_ms;            /* between frames (default 1000) */
 	const char *metrics_addr;   /* "ADDR:PORT" or "PORT", NULL: no server */

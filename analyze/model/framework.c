@@ -102,6 +102,9 @@ struct priv {
 	int *host_of;               /* per process: host index */
 	uint64_t *release_seq;      /* per process: its share left the run */
 	int *fdev_of;               /* per process * AN_MAX_DEV: index, -1 */
+	uint32_t *ninfo;            /* per process: FW_INFO records its cfgs
+	                               were read from (a trace followed while
+	                               it is written gains more) */
 	int nprocs;
 };
 
@@ -255,6 +258,10 @@ static int cfg_load(struct analysis *a, struct priv *p, int i)
 	struct trace_bytes tx;
 	uint64_t tn;
 
+	free(p->cfgs[i]);
+	p->cfgs[i] = NULL;
+	p->ncfgs[i] = 0;
+	p->ninfo[i] = trace_fw_ninfo(sp->t);
 	for (uint32_t k = 0; trace_fw_info(sp->t, k, &tx, &tn) == 0; k++) {
 		size_t at = 0;
 		struct cfg c = { .t = tn };
@@ -478,36 +485,46 @@ static void priv_free(struct priv *p, int nprocs)
 	free(p->host_of);
 	free(p->release_seq);
 	free(p->fdev_of);
+	free(p->ninfo);
 	free(p);
 }
 
 /* --- setup -------------------------------------------------------------- */
 
-static struct fw_model *fw_get(struct analysis *a)
+/*
+ * The per-process state for processes [p->nprocs, a->nprocs): all of them
+ * for a report; for a run followed while it is written (memtrace top),
+ * also those that appear after the first FW event.
+ */
+static int procs_add(struct analysis *a, struct priv *p)
 {
-	struct fw_model *m;
-	struct priv *p;
-	int n = a->nprocs;
+	int n = a->nprocs, old = p->nprocs;
+	void *v;
 
-	if (a->fw)
-		return a->fw;
-	m = calloc(1, sizeof(*m));
-	p = calloc(1, sizeof(*p));
-	if (!m || !p)
-		goto fail;
-	m->priv = p;
+	if (n <= old)
+		return 0;
+#define GROW(field, size) \
+	do { \
+		if (!(v = realloc(p->field, ((size_t)n + 1) * (size)))) \
+			return -1; \
+		p->field = v; \
+	} while (0)
+	GROW(host_of, sizeof(int));
+	GROW(release_seq, sizeof(uint64_t));
+	GROW(fdev_of, AN_MAX_DEV * sizeof(int));
+	GROW(cfgs, sizeof(*p->cfgs));
+	GROW(ncfgs, sizeof(*p->ncfgs));
+	GROW(ninfo, sizeof(*p->ninfo));
+#undef GROW
+	for (int i = old; i <= n; i++) {
+		p->cfgs[i] = NULL;
+		p->ncfgs[i] = 0;
+		p->ninfo[i] = 0;
+		p->host_of[i] = 0;
+		p->release_seq[i] = 0;
+	}
 	p->nprocs = n;
-	p->host_of = calloc((size_t)n + 1, sizeof(int));
-	p->release_seq = calloc((size_t)n + 1, sizeof(uint64_t));
-	p->fdev_of = malloc(((size_t)n + 1) * AN_MAX_DEV * sizeof(int));
-	p->cfgs = calloc((size_t)n + 1, sizeof(*p->cfgs));
-	p->ncfgs = calloc((size_t)n + 1, sizeof(*p->ncfgs));
-	if (!p->host_of || !p->release_seq || !p->fdev_of || !p->cfgs || !p->ncfgs ||
-	    ht_grow(&p->blocks) || ht_grow(&p->stacks) || ht_grow(&p->keys) ||
-	    ht_grow(&p->ext_lo) || ht_grow(&p->ext_hi))
-		goto fail;
-	m->drift_first_t = FW_NEVER;
-	for (int i = 0; i < n; i++) {
+	for (int i = old; i < n; i++) {
 		const char *h, *h2;
 		size_t hl, hl2;
 		int nh = i ? p->host_of[i - 1] + 1 : 0;
@@ -527,8 +544,28 @@ static struct fw_model *fw_get(struct analysis *a)
 		if (p->host_of[i] < 0)
 			p->host_of[i] = nh;
 		if (cfg_load(a, p, i))
-			goto fail;
+			return -1;
 	}
+	return 0;
+}
+
+static struct fw_model *fw_get(struct analysis *a)
+{
+	struct fw_model *m;
+	struct priv *p;
+	int n = a->nprocs;
+
+	if (a->fw)
+		return a->fw;
+	m = calloc(1, sizeof(*m));
+	p = calloc(1, sizeof(*p));
+	if (!m || !p)
+		goto fail;
+	m->priv = p;
+	if (ht_grow(&p->blocks) || ht_grow(&p->stacks) || ht_grow(&p->keys) ||
+	    ht_grow(&p->ext_lo) || ht_grow(&p->ext_hi) || procs_add(a, p))
+		goto fail;
+	m->drift_first_t = FW_NEVER;
 	a->fw = m;
 	return m;
 fail:
@@ -1070,7 +1107,11 @@ int fw_record(struct analysis *a, const struct srec *r)
 
 	if (r->rec.type != MT_REC_FW_EVENT)
 		return 0;
-	if (!(m = fw_get(a)))
+	if (!(m = fw_get(a)) || procs_add(a, PRIV(m)))
+		return -1;
+	/* settings noted since they were read (a trace still written) */
+	if (trace_fw_ninfo(stream_proc(a->s, proc)->t) != PRIV(m)->ninfo[proc] &&
+	    cfg_load(a, PRIV(m), proc))
 		return -1;
 	seq = ++m->events;
 	release_ended(a, m, r->t, seq - 1);
@@ -1476,7 +1517,7 @@ static int fw_shared(const struct fw_site *a, const struct fw_site *b)
 }
 
 /* name_frames of every tensor site, as sites.c does for CUDA-level ones. */
-static int fw_name_sites(struct fw_model *m)
+int fw_name_sites(struct fw_model *m)
 {
 	struct fw_site **v = malloc((m->nsites + 1) * sizeof(*v));
 

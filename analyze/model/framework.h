@@ -231,6 +231,14 @@ int fw_counts_at(const struct fw_model *m, int di, int fdev, int proc, uint64_t 
 /* The number of the last FW event at or before run time t (0: none). */
 uint64_t fw_seq_at(const struct fw_model *m, uint64_t t);
 
+/*
+ * Sets name_frames of every tensor site (how many frames fw_site_name
+ * shows: at least SITE_NAME_FRAMES, more where two sites read the same
+ * that far). fw_end() calls it; a view of a pass still being fed (memtrace
+ * top) calls it before naming sites. -1 when out of memory.
+ */
+int fw_name_sites(struct fw_model *m);
+
 /* "fragmentation", "cache held by another stream", ... */
 const char *fw_verdict_name(enum fw_verdict v);
 

@@ -22,7 +22,8 @@
  *
  * Ties: at the same nanosecond a free comes before an allocation (the
  * recorder takes a free's time before the call and an allocation's after
- * it), then lower process index, then file order.
+ * it), then lower process index, then file order: stream_order_before()
+ * of stream.h, which analyze/live/follow.c orders by too.
  *
  * Only the records that change the state the analysis follows (events,
  * pool and memory samples, shared memory operations, framework events) are
@@ -104,17 +105,8 @@ struct stream {
 	int external;               /* procs belong to the caller (stream_of_procs) */
 };
 
-static int is_free(uint8_t type)
-{
-	return type == MT_REC_FREE || type == MT_REC_FREE_EX;
-}
-
-/* A record whose time orders the analysis's state. */
-static int is_state(uint8_t type)
-{
-	return (type >= MT_REC_ALLOC && type <= MT_REC_FREE_EX) || type == MT_REC_POOL ||
-	       type == MT_REC_MEMINFO || type == MT_REC_SHM || type == MT_REC_FW_EVENT;
-}
+/* A record whose time orders the analysis's state (stream.h). */
+#define is_state stream_orders_state
 
 /* The due of a record with nothing after it that is due. */
 static struct due due_self(const struct trace_rec *r)
@@ -131,13 +123,11 @@ static struct due due_at(const struct trace_rec *r)
 	return d;
 }
 
-static int before(const struct hent *a, const struct hent *b)
+/* The merge order of stream.h: order is the slab's index in starts,
+   which are by process, then in file order. */
+static inline int before(const struct hent *a, const struct hent *b)
 {
-	if (a->key != b->key)
-		return a->key < b->key;
-	if (a->rank != b->rank)
-		return a->rank < b->rank;
-	return a->order < b->order;
+	return stream_order_before(a->key, a->rank, a->order, b->key, b->rank, b->order);
 }
 
 /*
@@ -183,7 +173,7 @@ static uint64_t run_time(const struct stream *s, int proc, uint64_t time_ns)
 static void set_key(struct stream *s, struct cursor *c)
 {
 	c->key = run_time(s, c->proc, c->due.time_ns);
-	c->rank = !is_free(c->due.type);
+	c->rank = stream_rank(c->due.type);
 }
 
 /* c moved to a new rec: finds its due, looking ahead only past the last. */

@@ -40,6 +40,38 @@ struct sproc {
 	uint64_t events;
 };
 
+/*
+ * The merge order, the one every reader of a run uses (this merge, and
+ * analyze/live/follow.c's of traces still being written): state records
+ * (stream_orders_state) by run time; at the same nanosecond a free before
+ * anything else (stream_rank: the recorder takes a free's time before the
+ * call and an allocation's after it); then by slab order: the process's
+ * index, then the slab's place in its file (order: any number that grows
+ * with both, e.g. proc << 40 | slab). Records of other types are merged
+ * just before the next state record of their slab.
+ */
+static inline int stream_orders_state(uint8_t type)
+{
+	return (type >= MT_REC_ALLOC && type <= MT_REC_FREE_EX) || type == MT_REC_POOL ||
+	       type == MT_REC_MEMINFO || type == MT_REC_SHM || type == MT_REC_FW_EVENT;
+}
+
+static inline uint8_t stream_rank(uint8_t type)
+{
+	return !(type == MT_REC_FREE || type == MT_REC_FREE_EX);
+}
+
+/* a goes before b: (time, rank, order) of each. */
+static inline int stream_order_before(uint64_t ta, uint8_t ra, uint64_t oa, uint64_t tb,
+				      uint8_t rb, uint64_t ob)
+{
+	if (ta != tb)
+		return ta < tb;
+	if (ra != rb)
+		return ra < rb;
+	return oa < ob;
+}
+
 /* Merges the n traces (which stay owned by the caller). */
 struct stream *stream_open(struct trace **traces, int n, char *err, size_t errlen);
 void stream_close(struct stream *s);
