@@ -239,6 +239,25 @@ static pid_t start_watcher(const struct options *o, const struct outpath *op, ui
 		/* the terminal's ^C is for the program; the run's end stops us */
 		signal(SIGINT, SIG_IGN);
 		signal(SIGQUIT, SIG_IGN);
+		/*
+		 * The view shares the program's process group (so ^C and ^Z
+		 * reach the program as they would without memtrace). When that
+		 * group is not the terminal's foreground one (a plain
+		 * `timeout`, which makes its own group; `&`; `bg`), the
+		 * kernel stops the whole group, the program with it, on the
+		 * view's first change of the terminal's modes (SIGTTOU) or read
+		 * (SIGTTIN). Ignored here: the modes change, reads fail, nobody
+		 * stops. And a view that starts in the background reads no
+		 * keys and draws text frames instead (stdin /dev/null).
+		 */
+		signal(SIGTTOU, SIG_IGN);
+		signal(SIGTTIN, SIG_IGN);
+		if (o->top && isatty(0) && tcgetpgrp(0) != getpgrp()) {
+			int nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+			if (nul >= 0 && dup2(nul, 0) == 0)
+				close(nul);
+		}
 		close(stop[1]);
 		close(ready[0]);
 		if (watch_run(&w, err, sizeof(err))) {
