@@ -1090,6 +1090,14 @@ static int run_check(const struct options *o, char **paths, size_t n)
 	return rc;
 }
 
+static void free_options(struct options *o)
+{
+	for (int i = 0; o->preloads && i < o->npreloads; i++)
+		free(o->preloads[i]);
+	free(o->preloads);
+	free(o->checks);
+}
+
 int cmd_run(int argc, char **argv)
 {
 	struct options o;
@@ -1102,24 +1110,27 @@ int cmd_run(int argc, char **argv)
 
 	r = parse_options(argc, argv, &o);
 	if (r) {
-		free(o.checks);
+		free_options(&o);
 		if (r > 0)
 			fputs(usage_text, stdout);
 		return r > 0 ? 0 : -r;
 	}
 	if (find_library(lib, sizeof(lib)) < 0 || make_outpath(o.output, &op) < 0 ||
 	    prepare_output(o.output, &op) < 0) {
-		free(o.checks);
+		free_options(&o);
 		return EXIT_USAGE;
 	}
 
 	run_id = new_run_id();
 	run_started = time(NULL);
 	status = run_child(&o, &op, lib, run_id, &exec_err);
-	if (status < 0)
+	if (status < 0) {
+		free_options(&o);
 		return 1;
+	}
 	if (exec_err) {
 		cli_error("cannot run '%s': %s", o.cmd[0], strerror(exec_err));
+		free_options(&o);
 		return exec_status(exec_err);
 	}
 	n = report_written(&o, &op, run_id, &paths);
@@ -1140,6 +1151,6 @@ int cmd_run(int argc, char **argv)
 	for (size_t i = 0; paths && i < n; i++)
 		free(paths[i]);
 	free(paths);
-	free(o.checks);
+	free_options(&o);
 	return status;
 }
