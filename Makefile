@@ -24,7 +24,7 @@ endif
 # ASAN=1: the analyzer (memtrace, the unit tests) with AddressSanitizer and
 # UBSan, a finding ending the program (so a test fails on it). What is loaded
 # into programs built without ASan (the recorder through LD_PRELOAD, the
-# simulated CUDA) and those programs (test clients, samples, bench) get
+# simulated CUDA) and those programs (test clients, samples) get
 # UBSan alone: ASan's runtime must be the first library of a process, which
 # a preloaded library is not (nor is an executable that links the
 # recorder, test-preload-*: its dlsym would run before ASan is ready).
@@ -33,9 +33,14 @@ endif
 ifeq ($(ASAN),1)
 SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 LIBSAN := -fsanitize=undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+# tests run memtrace itself under LD_PRELOAD (t120, t202): ASan would refuse
+export ASAN_OPTIONS ?= verify_asan_link_order=0
+export UBSAN_OPTIONS ?= print_stacktrace=1
 endif
 # the sanitizers of a source file: LIBSAN for what runs inside traced programs
-san_for = $(if $(filter preload/% tests/simcuda/% tests/clients/% samples/% bench/% tests/unit/test-preload-%,$(1)),$(LIBSAN),$(SAN))
+# (bench/ none: its timings are the point, and UBSan's runtime changes what it links)
+san_for = $(if $(filter bench/%,$(1)),,$(if $(filter preload/% tests/simcuda/% tests/clients/% \
+	samples/% tests/unit/test-preload-%,$(1)),$(LIBSAN),$(SAN)))
 SAN_STAMP := $(B)/.san
 $(shell mkdir -p $(B) && { echo '$(SAN)' | cmp -s - $(SAN_STAMP) || echo '$(SAN)' >$(SAN_STAMP); })
 
