@@ -21,12 +21,31 @@ WARN := -Wall -Wextra -Wno-unused-parameter
 ifeq ($(WERROR),1)
 WARN += -Werror
 endif
+# ASAN=1: the analyzer (memtrace, the unit tests) with AddressSanitizer and
+# UBSan, a finding ending the program (so a test fails on it). What is loaded
+# into programs built without ASan (the recorder through LD_PRELOAD, the
+# simulated CUDA) and those programs (test clients, samples) get
+# UBSan alone: ASan's runtime must be the first library of a process, which
+# a preloaded library is not (nor is an executable that links the
+# recorder, test-preload-*: its dlsym would run before ASan is ready).
+# Switching ASAN rebuilds everything
+# ($(B)/.san holds the flags of the last build).
 ifeq ($(ASAN),1)
-SAN := -fsanitize=address,undefined -fno-omit-frame-pointer
+SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+LIBSAN := -fsanitize=undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+# tests run memtrace itself under LD_PRELOAD (t120, t202): ASan would refuse
+export ASAN_OPTIONS ?= verify_asan_link_order=0
+export UBSAN_OPTIONS ?= print_stacktrace=1
 endif
+# the sanitizers of a source file: LIBSAN for what runs inside traced programs
+# (bench/ none: its timings are the point, and UBSan's runtime changes what it links)
+san_for = $(if $(filter bench/%,$(1)),,$(if $(filter preload/% tests/simcuda/% tests/clients/% \
+	samples/% tests/unit/test-preload-%,$(1)),$(LIBSAN),$(SAN)))
+SAN_STAMP := $(B)/.san
+$(shell mkdir -p $(B) && { echo '$(SAN)' | cmp -s - $(SAN_STAMP) || echo '$(SAN)' >$(SAN_STAMP); })
 
 CPPFLAGS += -Iinclude -I$(CUDA_HOME)/include -DMEMTRACE_VERSION='"$(VERSION)"'
-ALL_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) $(SAN) -MMD -MP
+ALL_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) $(call san_for,$<) -MMD -MP
 PIC := -fPIC
 
 ifeq ($(V),1)
@@ -70,7 +89,7 @@ BENCH_BIN := $(patsubst bench/%.c,$(B)/bench/%,$(BENCH_SRC))
 PRELOAD_LIBS := -lunwind -ldl -lpthread
 ANALYZE_LIBS := -lsqlite3 -ldw -lelf -linih -ljson-c -lncursesw -lm -lpthread
 
-.PHONY: all deps test demo bench fuzz install clean check-deps
+.PHONY: all deps test demo bench fuzz fuzz2 install clean check-deps
 all: check-deps $(B)/memtrace $(B)/libmemtrace.so $(SIMDRV) $(SIMRT)
 
 # Stops early, with one line naming what is missing and how to install it.
@@ -81,15 +100,15 @@ deps:
 	$(Q)CUDA_HOME=$(CUDA_HOME) scripts/install-deps.sh
 
 # --- compile --------------------------------------------------------------
-$(B)/obj/%.o: %.c
+$(B)/obj/%.o: %.c $(SAN_STAMP)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(PIC) $(EXTRA_CFLAGS_$(firstword $(subst /, ,$<))) -c $< -o $@
 
-$(B)/obj/%.o: %.S
+$(B)/obj/%.o: %.S $(SAN_STAMP)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  AS      $<")
-	$(Q)$(CC) $(CPPFLAGS) $(SAN) $(PIC) -c $< -o $@
+	$(Q)$(CC) $(CPPFLAGS) $(LIBSAN) $(PIC) -c $< -o $@
 
 $(HTML_GEN): $(HTML_ASSETS)
 	@mkdir -p $(dir $@)
@@ -97,7 +116,7 @@ $(HTML_GEN): $(HTML_ASSETS)
 	$(Q)(cd analyze/views/html && for f in $(notdir $(HTML_ASSETS)); do xxd -i $$f; done) | \
 	  sed 's/^unsigned/const unsigned/' >$@.tmp && mv $@.tmp $@
 
-$(B)/obj/$(B)/gen/%.o: $(B)/gen/%.c
+$(B)/obj/$(B)/gen/%.o: $(B)/gen/%.c $(SAN_STAMP)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(PIC) -c $< -o $@
@@ -113,7 +132,7 @@ EXTRA_CFLAGS_analyze := -Ianalyze
 # --- link -----------------------------------------------------------------
 $(B)/libmemtrace.so: $(PRELOAD_OBJ) preload/libmemtrace.map
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) -shared $(SAN) -Wl,-z,defs -Wl,-soname,libmemtrace.so \
+	$(Q)$(CC) -shared $(LIBSAN) -Wl,-z,defs -Wl,-soname,libmemtrace.so \
 	  -Wl,--version-script=preload/libmemtrace.map $(PRELOAD_OBJ) -o $@ $(PRELOAD_LIBS)
 
 $(B)/memtrace: $(ANALYZE_OBJ)
@@ -123,13 +142,13 @@ $(B)/memtrace: $(ANALYZE_OBJ)
 $(SIMDRV): $(SIMDRV_OBJ)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) -shared $(SAN) -Wl,-z,defs -Wl,-Bsymbolic -Wl,-soname,libcuda.so.1 $^ -o $@ -lpthread
+	$(Q)$(CC) -shared $(LIBSAN) -Wl,-z,defs -Wl,-Bsymbolic -Wl,-soname,libcuda.so.1 $^ -o $@ -lpthread
 	$(Q)ln -sf libcuda.so.1 $(dir $@)libcuda.so
 
 $(SIMRT): $(SIMRT_OBJ)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) -shared $(SAN) -Wl,-z,defs -Wl,-Bsymbolic -Wl,-soname,libcudart.so.13 $^ -o $@ -ldl -lpthread
+	$(Q)$(CC) -shared $(LIBSAN) -Wl,-z,defs -Wl,-Bsymbolic -Wl,-soname,libcudart.so.13 $^ -o $@ -ldl -lpthread
 	$(Q)ln -sf libcudart.so.13 $(dir $@)libcudart.so
 
 # Unit tests: test-preload-* link the recorder's objects, test-analyze-* the
@@ -174,19 +193,19 @@ $(B)/tests/clients/drv-%: tests/clients/drv-%.c $(SIMDRV)
 	@$(if $(Q),echo "  CCLD    $@")
 	$(Q)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $< -o $@ -L$(B)/simcuda/driver -lcuda -lpthread
 
-$(B)/tests/clients/dl-%: tests/clients/dl-%.c
+$(B)/tests/clients/dl-%: tests/clients/dl-%.c $(SAN_STAMP)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CCLD    $@")
 	$(Q)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $< -o $@ -ldl -lpthread
 
-$(B)/tests/clients/realrt-static-%: tests/clients/realrt-static-%.c
+$(B)/tests/clients/realrt-static-%: tests/clients/realrt-static-%.c $(SAN_STAMP)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CCLD    $@")
 	$(Q)if [ -e $(CUDA_HOME)/lib64/libcudart_static.a ]; then \
 	  $(CC) $(CPPFLAGS) $(ALL_CFLAGS) $< -o $@ $(CUDA_HOME)/lib64/libcudart_static.a -ldl -lpthread -lrt; \
 	else echo "  (skipped $@: no $(CUDA_HOME)/lib64/libcudart_static.a)"; fi
 
-$(B)/tests/clients/realrt-%: tests/clients/realrt-%.c
+$(B)/tests/clients/realrt-%: tests/clients/realrt-%.c $(SAN_STAMP)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CCLD    $@")
 	$(Q)if [ -e $(CUDA_HOME)/lib64/libcudart.so.13 ]; then \
@@ -255,6 +274,15 @@ fuzz:
 	$(Q)mkdir -p $(B)/fuzz/corpus
 	cd $(B)/fuzz && ./fuzz-trace -max_total_time=$(FUZZ_SECONDS) -close_fd_mask=3 \
 	  -print_final_stats=1 -artifact_prefix=./ $(FUZZ_ARGS) corpus $(CURDIR)/tests/fuzz/corpus
+
+# make fuzz2 [FUZZ2_SECONDS=600] [FUZZ2_SEED=N]: the format-2 mutation
+# fuzzer (tests/fuzz/fuzz2.py: mutants of real traces through every command,
+# and what each must say of them) for longer than its bounded run in make
+# test (tests/t413-fuzz-format2.sh, 40 s); with ASAN=1 under ASan and UBSan.
+FUZZ2_SECONDS ?= 600
+fuzz2:
+	$(Q)$(MAKE) --no-print-directory tests-build
+	$(Q)FUZZ2_SECONDS=$(FUZZ2_SECONDS) sh tests/t413-fuzz-format2.sh
 
 # --- install --------------------------------------------------------------
 install: all

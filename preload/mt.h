@@ -142,6 +142,16 @@ static inline void mt_writer_commit(void *record, struct mt_head head)
 void mt_write_event(struct mt_thread *t, int cls, int kind, int device, int api, uint64_t time,
 		    uint64_t addr, uint64_t bytes, uint32_t stack, int result, const uint64_t *x);
 void mt_writer_fork_child(void);
+/* From the SIGBUS handler: 1 when addr is in the trace's mapping (the file
+   was cut under it): the trace is then dead, its mapping harmless memory. */
+int mt_writer_fault(const void *addr);
+
+/* sigbus.c: memtrace's SIGBUS handler (installed when the trace file is
+   created), in front of the program's own, which it keeps as the program
+   set it; recheck after a window is mapped (someone may have replaced it
+   without sigaction). */
+void mt_sigbus_install(void);
+void mt_sigbus_recheck(void);
 /* The end of the process: nothing is recorded after this; how > 0 (enum
    mt_exit_how) writes the exit record as the last record, from t. */
 void mt_writer_close(struct mt_thread *t, int how, int status);

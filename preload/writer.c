@@ -32,6 +32,18 @@
  * state of the parent's file is stale; the child creates its own file on its
  * first record.
  *
+ * A file cut under the mapping (log rotation's copytruncate, `: > trace.bin`,
+ * `truncate -s`): the next store into a page past the new end raises SIGBUS.
+ * sigbus.c's handler asks mt_writer_fault() whether the address is in one of
+ * our windows; if so, every window is replaced by anonymous memory
+ * (MAP_FIXED), so the store, and any record other threads are finishing,
+ * completes harmlessly, and the trace is dead: no new record, no exit
+ * record, no cut of the tail at the end (which would grow the file back).
+ * What was written before the cut stays where the cutter left it; the file
+ * is made to say what happened (cut_note): its header written back when it
+ * lost it, else one slab with a note after what is left. Outside `memtrace
+ * run` one warning on stderr; under it the launcher says it, once.
+ *
  * The end: mt_writer_close() stops every thread from starting a record,
  * writes the exit record (the last one, so no other thread's record can
  * follow it in time), and cuts the unused tail of the file. It is reached
@@ -77,6 +89,8 @@ static _Atomic uint64_t next_slab;
 static uint64_t mapped_windows;              /* under writer_lock */
 static char *_Atomic windows[MT_MAX_WINDOWS];
 static int warned;
+static struct mt_file_header file_header;   /* as written at offset 0 */
+static _Atomic int cut;                      /* the file was cut under us */
 
 /* Slab tails of threads that ended, free to take over. Under writer_lock;
    ntails is read without it to skip the lock when there are none. */
@@ -210,7 +224,8 @@ static int map_window(uint64_t w)
 	   table lock. Older kernels refuse it: then pages fault in as used. */
 	(void)madvise(p, MT_WINDOW_BYTES, MADV_POPULATE_WRITE);
 	atomic_store_explicit(&windows[w], p, memory_order_release);
-	mapped_windows = w + 1;
+	__atomic_store_n(&mapped_windows, w + 1, __ATOMIC_RELEASE);
+	mt_sigbus_recheck();
 	return 0;
 }
 
@@ -249,6 +264,8 @@ static int open_file(uint64_t first_time)
 		disable("write", errno ? errno : EIO);
 		return -1;
 	}
+	file_header = h;
+	mt_sigbus_install();
 	atomic_store(&next_slab, 0);
 	mapped_windows = 0;
 	return map_window(0);
@@ -352,8 +369,11 @@ int mt_writer_ready_slow(struct mt_thread *t, uint64_t time)
 		t->tid = (uint32_t)syscall(SYS_gettid);
 		t->slab_pos = t->slab_end = NULL;
 	}
-	if (atomic_load_explicit(&mt_writer_state, memory_order_relaxed) == W_OPEN)
+	int s = atomic_load_explicit(&mt_writer_state, memory_order_relaxed);
+	if (s == W_OPEN)
 		return 1;
+	if (s == W_DISABLED)
+		return 0;   /* for good: no lock per event */
 	int opened = 0;
 	lock();
 	if (atomic_load(&mt_writer_state) == W_CLOSED && open_file(time) == 0) {
@@ -517,6 +537,7 @@ void mt_writer_fork_child(void)
 		atomic_store(&windows[w], NULL);
 	}
 	mapped_windows = 0;
+	atomic_store(&cut, 0);
 	if (fd >= 0)
 		close(fd);
 	fd = -1;
@@ -559,6 +580,97 @@ static int slab_settled(const struct mt_thread *t)
 		p += size;
 	}
 	return p == t->slab_pos;
+}
+
+/* --- a file cut under the mapping ------------------------------------------ */
+
+/* What the note of a cut trace says; the launcher (cmd-run.c) looks for it. */
+#define CUT_NOTE "trace cut by another process while it was written (log rotation with " \
+	"copytruncate, or ': >'?): the records after the cut are lost and tracing stopped; " \
+	"the program went on"
+
+static size_t put_str(char *buf, size_t at, size_t cap, const char *s)
+{
+	while (*s && at + 1 < cap)
+		buf[at++] = *s++;
+	buf[at] = 0;
+	return at;
+}
+
+/*
+ * The file says it was cut: its header written back when the cut took it
+ * (a header alone: the reader says the trace holds no records, and `check`
+ * fails on it), else a slab with a note after what the cut left. Then one
+ * warning, unless `memtrace run` is there to say it. System calls only: it
+ * runs in the SIGBUS handler.
+ */
+static void cut_note(void)
+{
+	static union { struct mt_slab_header s; char b[sizeof(struct mt_slab_header) +
+							   sizeof(struct mt_note) + 256]; } slab;
+	struct stat st;
+	static char msg[sizeof path + 160];
+	size_t n;
+
+	if (fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == file_dev && st.st_ino == file_ino) {
+		if ((uint64_t)st.st_size < sizeof file_header) {
+			(void)!pwrite(fd, &file_header, sizeof file_header, 0);
+		} else {
+			uint64_t k = ((uint64_t)st.st_size - MT_SLAB_SIZE + MT_SLAB_SIZE - 1) / MT_SLAB_SIZE;
+			uint64_t off = (uint64_t)st.st_size <= MT_SLAB_SIZE ? MT_SLAB_SIZE :
+				       MT_SLAB_SIZE + k * MT_SLAB_SIZE;
+			struct mt_note *note = (struct mt_note *)(&slab.s + 1);
+			size_t len = sizeof CUT_NOTE - 1, size = (sizeof *note + len + 7) & ~(size_t)7;
+
+			slab.s.magic = MT_SLAB_MAGIC;
+			slab.s.tid = (uint32_t)syscall(SYS_gettid);
+			slab.s.time_base = mt_now();
+			note->lh.h = (struct mt_head){ MT_REC_NOTE, 0, 0, 0 };
+			note->lh.size = (uint32_t)size;
+			note->time_delta = 0;
+			note->len = (uint32_t)len;
+			memcpy(note + 1, CUT_NOTE, len);
+			/* the rest of the slab zero, the file a whole number of slabs */
+			if (ftruncate(fd, (off_t)(off + MT_SLAB_SIZE)) == 0)
+				(void)!pwrite(fd, slab.b, sizeof slab.s + size, (off_t)off);
+		}
+	}
+	if (mt_config.root_pid)
+		return;     /* memtrace run says it */
+	n = put_str(msg, 0, sizeof msg, "memtrace: warning: trace '");
+	n = put_str(msg, n, sizeof msg, path);
+	n = put_str(msg, n, sizeof msg, "' was cut by another process while it was written "
+		    "(log rotation?); tracing stopped, the program goes on\n");
+	(void)!write(2, msg, n);
+}
+
+/*
+ * From the SIGBUS handler (sigbus.c): 1 when addr is in one of the trace's
+ * windows, which are then all anonymous memory, the trace dead and noted;
+ * 0 when the fault is not ours.
+ */
+int mt_writer_fault(const void *addr)
+{
+	uint64_t n = __atomic_load_n(&mapped_windows, __ATOMIC_ACQUIRE), w;
+	uintptr_t a = (uintptr_t)addr;
+
+	for (w = 0; w < n; w++) {
+		uintptr_t p = (uintptr_t)atomic_load_explicit(&windows[w], memory_order_acquire);
+		if (p && a >= p && a - p < MT_WINDOW_BYTES)
+			break;
+	}
+	if (w == n)
+		return 0;
+	atomic_store(&mt_writer_state, W_DISABLED);
+	for (w = 0; w < n; w++) {
+		char *p = atomic_load_explicit(&windows[w], memory_order_acquire);
+		if (p)
+			(void)syscall(SYS_mmap, p, MT_WINDOW_BYTES, PROT_READ | PROT_WRITE,
+				      MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+	}
+	if (!atomic_exchange(&cut, 1))
+		cut_note();
+	return 1;
 }
 
 /* The exit record, in t's slab or a fresh one. Under writer_lock, with the
@@ -613,7 +725,15 @@ void mt_writer_close(struct mt_thread *t, int how, int status)
 		if (how > 0)
 			write_exit(t, how, status);
 		uint64_t used = atomic_load(&next_slab);
-		if (file_ok())
+		struct stat st;
+
+		/* cut since the last record (no store faulted): say so, and
+		   do not grow it back */
+		if (!atomic_load(&cut) && file_ok() && fstat(fd, &st) == 0 &&
+		    (uint64_t)st.st_size < MT_SLAB_SIZE + used * MT_SLAB_SIZE &&
+		    !atomic_exchange(&cut, 1))
+			cut_note();
+		if (!atomic_load(&cut) && file_ok())
 			(void)!ftruncate(fd, (off_t)(MT_SLAB_SIZE + used * MT_SLAB_SIZE));
 	}
 	unlock();

@@ -129,6 +129,7 @@ struct outpath {
 };
 
 static volatile sig_atomic_t child_pid;
+static time_t run_started;          /* when CMD was started */
 
 enum { OPT_DEPTH = 256, OPT_NO_FOLLOW, OPT_NO_SUMMARY, OPT_NO_TORCH, OPT_TORCH_SNAPSHOT,
        OPT_CHECK, OPT_REQUIRE_TRACE, OPT_JUNIT, OPT_JSON, OPT_PRELOAD, OPT_TOP, OPT_TOP_OUTPUT,
@@ -238,6 +239,25 @@ static pid_t start_watcher(const struct options *o, const struct outpath *op, ui
 		/* the terminal's ^C is for the program; the run's end stops us */
 		signal(SIGINT, SIG_IGN);
 		signal(SIGQUIT, SIG_IGN);
+		/*
+		 * The view shares the program's process group (so ^C and ^Z
+		 * reach the program as they would without memtrace). When that
+		 * group is not the terminal's foreground one (a plain
+		 * `timeout`, which makes its own group; `&`; `bg`), the
+		 * kernel stops the whole group, the program with it, on the
+		 * view's first change of the terminal's modes (SIGTTOU) or read
+		 * (SIGTTIN). Ignored here: the modes change, reads fail, nobody
+		 * stops. And a view that starts in the background reads no
+		 * keys and draws text frames instead (stdin /dev/null).
+		 */
+		signal(SIGTTOU, SIG_IGN);
+		signal(SIGTTIN, SIG_IGN);
+		if (o->top && isatty(0) && tcgetpgrp(0) != getpgrp()) {
+			int nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+			if (nul >= 0 && dup2(nul, 0) == 0)
+				close(nul);
+		}
 		close(stop[1]);
 		close(ready[0]);
 		if (watch_run(&w, err, sizeof(err))) {
@@ -794,6 +814,31 @@ static int is_trace_name(const struct outpath *op, const char *name)
 	       !strcmp(name + n - 4, ".bin");
 }
 
+/* The note the recorder leaves in a trace cut under it (preload/writer.c). */
+#define CUT_NOTE "trace cut by another process"
+
+/*
+ * 1 when t was cut by another process while the recorder wrote it (a log
+ * rotation's copytruncate, `: > trace.bin`): the recorder then wrote its
+ * header back (nothing else is left), or a note after what is left.
+ */
+static int was_cut(struct trace *t, const struct stat *st, int *nothing_left)
+{
+	uint32_t n;
+	const void *const *notes = trace_long_records(t, MT_REC_NOTE, &n);
+
+	*nothing_left = (uint64_t)st->st_size < trace_header(t)->header_size;
+	if (*nothing_left)
+		return 1;
+	for (uint32_t i = 0; i < n; i++) {
+		struct trace_bytes b = trace_note_text(notes[i]);
+
+		if (b.len >= sizeof(CUT_NOTE) - 1 && !memcmp(b.p, CUT_NOTE, sizeof(CUT_NOTE) - 1))
+			return 1;
+	}
+	return 0;
+}
+
 /* Opens DIR/NAME if it is one of this run's traces and records it in w. */
 static int check_trace(const struct outpath *op, const char *name, uint64_t run_id,
 		       struct written *w)
@@ -802,7 +847,7 @@ static int check_trace(const struct outpath *op, const char *name, uint64_t run_
 	struct mt_file_header hdr;
 	struct trace *t;
 	struct stat st;
-	int fd;
+	int fd, cut, nothing_left;
 	ssize_t n;
 
 	/* the directory as the user wrote it, so messages name the file that way */
@@ -812,6 +857,12 @@ static int check_trace(const struct outpath *op, const char *name, uint64_t run_
 		return 0;
 	n = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? read(fd, &hdr, sizeof(hdr)) : -1;
 	close(fd);
+	if (n >= 0 && n < (ssize_t)sizeof(hdr) && st.st_mtime >= run_started) {
+		/* emptied after the recorder's last store: nothing said it */
+		cli_warn("'%s' was cut to %lld bytes while the program ran or after (log rotation "
+			 "with copytruncate, or ': >'?): its records are lost", path, (long long)n);
+		return 0;
+	}
 	if (n != (ssize_t)sizeof(hdr) || memcmp(hdr.magic, MT_MAGIC, sizeof(hdr.magic)) ||
 	    hdr.run_id != run_id)
 		return 0;
@@ -821,8 +872,17 @@ static int check_trace(const struct outpath *op, const char *name, uint64_t run_
 		cli_warn("%s", err);
 		return 0;
 	}
+	/* a cut trace: one line that says what happened, instead of the
+	   reader's about what is missing */
+	cut = was_cut(t, &st, &nothing_left);
+	if (cut)
+		cli_warn("'%s' was cut by another process while pid %u ran (log rotation with "
+			 "copytruncate, or ': >'?): %s; tracing stopped there, the program went on",
+			 path, (unsigned)hdr.pid, nothing_left ? "its records are lost" :
+			 "the records after the cut are lost");
 	for (unsigned i = 0; trace_warning(t, i, err, sizeof(err)) == 0; i++)
-		cli_warn("%s", err);
+		if (!cut || (!strstr(err, "truncated") && !strstr(err, "holds no records")))
+			cli_warn("%s", err);
 	snprintf(w->name, sizeof(w->name), "%s", name);
 	w->pid = trace_header(t)->pid;
 	w->events = trace_stats(t)->events;
@@ -1030,6 +1090,14 @@ static int run_check(const struct options *o, char **paths, size_t n)
 	return rc;
 }
 
+static void free_options(struct options *o)
+{
+	for (int i = 0; o->preloads && i < o->npreloads; i++)
+		free(o->preloads[i]);
+	free(o->preloads);
+	free(o->checks);
+}
+
 int cmd_run(int argc, char **argv)
 {
 	struct options o;
@@ -1042,23 +1110,27 @@ int cmd_run(int argc, char **argv)
 
 	r = parse_options(argc, argv, &o);
 	if (r) {
-		free(o.checks);
+		free_options(&o);
 		if (r > 0)
 			fputs(usage_text, stdout);
 		return r > 0 ? 0 : -r;
 	}
 	if (find_library(lib, sizeof(lib)) < 0 || make_outpath(o.output, &op) < 0 ||
 	    prepare_output(o.output, &op) < 0) {
-		free(o.checks);
+		free_options(&o);
 		return EXIT_USAGE;
 	}
 
 	run_id = new_run_id();
+	run_started = time(NULL);
 	status = run_child(&o, &op, lib, run_id, &exec_err);
-	if (status < 0)
+	if (status < 0) {
+		free_options(&o);
 		return 1;
+	}
 	if (exec_err) {
 		cli_error("cannot run '%s': %s", o.cmd[0], strerror(exec_err));
+		free_options(&o);
 		return exec_status(exec_err);
 	}
 	n = report_written(&o, &op, run_id, &paths);
@@ -1079,6 +1151,6 @@ int cmd_run(int argc, char **argv)
 	for (size_t i = 0; paths && i < n; i++)
 		free(paths[i]);
 	free(paths);
-	free(o.checks);
+	free_options(&o);
 	return status;
 }

@@ -208,12 +208,13 @@ static int check_body(const unsigned char *p, uint32_t size, uint64_t off, char 
 		   by the record size, whatever nframes says. */
 		need = sizeof(*r);
 		for (uint32_t i = 0; i < r->nframes && need <= size; i++) {
-			const struct mt_fw_frame *f = (const void *)(p + need);
-			if (need + sizeof(*f) > size) {
-				need += sizeof(*f);
+			struct mt_fw_frame f;   /* frames are packed: maybe unaligned */
+			if (need + sizeof(f) > size) {
+				need += sizeof(f);
 				break;
 			}
-			need += sizeof(*f) + (uint64_t)f->file_len + f->func_len;
+			memcpy(&f, p + need, sizeof(f));
+			need += sizeof(f) + (uint64_t)f.file_len + f.func_len;
 		}
 		what = "frames";
 		break;
