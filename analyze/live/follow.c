@@ -1178,7 +1178,8 @@ int follow_shm(struct follow *f, struct shm_result *out, char *err, size_t errle
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	memcpy(ops, f->shm, f->nshm * sizeof(*ops));
+	if (f->nshm)
+		memcpy(ops, f->shm, f->nshm * sizeof(*ops));
 	for (int i = 0; i < f->nprocs; i++)
 		pids[i] = f->info[i].pid;
 	rc = shm_analyze(out, ops, f->nshm, f->nprocs, pids, NULL, err, errlen);

@@ -294,7 +294,8 @@ static int cfg_load(struct analysis *a, struct priv *p, int i)
 		p->cfgs[i] = n;
 		p->cfgs[i][p->ncfgs[i]++] = c;
 	}
-	qsort(p->cfgs[i], p->ncfgs[i], sizeof(struct cfg), cmp_cfg);
+	if (p->ncfgs[i])
+		qsort(p->cfgs[i], p->ncfgs[i], sizeof(struct cfg), cmp_cfg);
 	return 0;
 }
 

@@ -487,7 +487,8 @@ static int pend_flush(struct db_load *l)
 	for (size_t i = 0; i < m->cap; i++)
 		if (m->slot[i].seq)
 			m->slot[n++] = m->slot[i];
-	qsort(m->slot, n, sizeof(*m->slot), by_id);
+	if (n)
+		qsort(m->slot, n, sizeof(*m->slot), by_id);
 	for (size_t i = 0; i < n; i++) {
 		if (!(v = new_row(l, T_ALLOCS)))
 			return -1;
