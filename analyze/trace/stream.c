@@ -113,7 +113,8 @@ static int is_free(uint8_t type)
 static int is_state(uint8_t type)
 {
 	return (type >= MT_REC_ALLOC && type <= MT_REC_FREE_EX) || type == MT_REC_POOL ||
-	       type == MT_REC_MEMINFO || type == MT_REC_SHM || type == MT_REC_FW_EVENT;
+	       type == MT_REC_MEMINFO || type == MT_REC_SHM || type == MT_REC_FW_EVENT ||
+	       type == MT_REC_RANGE;
 }
 
 /* The due of a record with nothing after it that is due. */
