@@ -107,6 +107,18 @@ struct handle {
 };
 #define HANDLE_MAGIC 0x6d74684eu
 
+/* The time of the call being recorded: one clock read per call. */
+static __thread uint64_t call_now;
+
+static struct mt_thread *enter(void)
+{
+	struct mt_thread *t = mt_thread();
+
+	if (t)
+		call_now = mt_now();
+	return t;
+}
+
 /* --- the chained tool ---------------------------------------------------- */
 
 static pthread_mutex_t chain_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -194,7 +206,7 @@ static uint32_t handle_id(struct mt_thread *t, const void *p)
 	if (!h || h->magic != HANDLE_MAGIC)
 		return 0;
 	/* ids belong to a file: the string is interned again (cheaply) */
-	return h->text ? mt_string_id(t, h->text, strlen(h->text)) : 0;
+	return h->text ? mt_string_id(t, call_now, h->text, strlen(h->text)) : 0;
 }
 
 static void *handle_chained(const void *p)
@@ -209,9 +221,9 @@ static uint32_t attr_message(struct mt_thread *t, const struct event_attr *a)
 		return 0;
 	switch (a->message_type) {
 	case MSG_ASCII:
-		return a->message.ascii ? mt_string_id(t, a->message.ascii, strlen(a->message.ascii)) : 0;
+		return a->message.ascii ? mt_string_id(t, call_now, a->message.ascii, strlen(a->message.ascii)) : 0;
 	case MSG_UNICODE:
-		return mt_string_id_w(t, a->message.unicode);
+		return mt_string_id_w(t, call_now, a->message.unicode);
 	case MSG_REGISTERED:
 		return handle_id(t, a->message.registered);
 	}
@@ -234,13 +246,13 @@ static void record(int op, uint32_t domain_id_or_0, const void *domain, uint32_t
 		   uint64_t id, int has_id, struct mt_thread *t)
 {
 	uint32_t d = domain ? handle_id(t, domain) : domain_id_or_0;
-	mt_range_write(t, op, MT_ORIGIN_NVTX, d, message, id, has_id);
+	mt_range_write(t, call_now, op, MT_ORIGIN_NVTX, d, message, id, has_id);
 }
 
 /* CORE */
 static void mark_ex(const struct event_attr *a)
 {
-	struct mt_thread *t = mt_thread();
+	struct mt_thread *t = enter();
 	struct event_attr c;
 
 	if (t)
@@ -252,10 +264,10 @@ static void mark_ex(const struct event_attr *a)
 
 static void mark_a(const char *m)
 {
-	struct mt_thread *t = mt_thread();
+	struct mt_thread *t = enter();
 
 	if (t)
-		record(MT_RANGE_MARK, 0, NULL, m ? mt_string_id(t, m, strlen(m)) : 0, 0, 0, t);
+		record(MT_RANGE_MARK, 0, NULL, m ? mt_string_id(t, call_now, m, strlen(m)) : 0, 0, 0, t);
 	void (*f)(const char *) = CHAINED(shadow_core, CORE_MarkA, void (*)(const char *));
 	if (f)
 		f(m);
@@ -263,10 +275,10 @@ static void mark_a(const char *m)
 
 static void mark_w(const wchar_t *m)
 {
-	struct mt_thread *t = mt_thread();
+	struct mt_thread *t = enter();
 
 	if (t)
-		record(MT_RANGE_MARK, 0, NULL, mt_string_id_w(t, m), 0, 0, t);
+		record(MT_RANGE_MARK, 0, NULL, mt_string_id_w(t, call_now, m), 0, 0, t);
 	void (*f)(const wchar_t *) = CHAINED(shadow_core, CORE_MarkW, void (*)(const wchar_t *));
 	if (f)
 		f(m);
@@ -279,13 +291,13 @@ static uint64_t start_common(struct mt_thread *t, uint32_t domain, uint32_t mess
 	uint64_t id = has_chained && chained_id ? chained_id : mt_range_new_id();
 
 	if (t)
-		mt_range_write(t, MT_RANGE_START, MT_ORIGIN_NVTX, domain, message, id, 1);
+		mt_range_write(t, call_now, MT_RANGE_START, MT_ORIGIN_NVTX, domain, message, id, 1);
 	return id;
 }
 
 static uint64_t range_start_ex(const struct event_attr *a)
 {
-	struct mt_thread *t = mt_thread();
+	struct mt_thread *t = enter();
 	struct event_attr c;
 	uint64_t (*f)(const void *) = CHAINED(shadow_core, CORE_RangeStartEx, uint64_t (*)(const void *));
 	uint64_t cid = f ? f(attr_for_chain(a, &c)) : 0;
@@ -295,28 +307,28 @@ static uint64_t range_start_ex(const struct event_attr *a)
 
 static uint64_t range_start_a(const char *m)
 {
-	struct mt_thread *t = mt_thread();
+	struct mt_thread *t = enter();
 	uint64_t (*f)(const char *) = CHAINED(shadow_core, CORE_RangeStartA, uint64_t (*)(const char *));
 	uint64_t cid = f ? f(m) : 0;
 
-	return start_common(t, 0, t && m ? mt_string_id(t, m, strlen(m)) : 0, cid, f != NULL);
+	return start_common(t, 0, t && m ? mt_string_id(t, call_now, m, strlen(m)) : 0, cid, f != NULL);
 }
 
 static uint64_t range_start_w(const wchar_t *m)
 {
-	struct mt_thread *t = mt_thread();
+	struct mt_thread *t = enter();
 	uint64_t (*f)(const wchar_t *) = CHAINED(shadow_core, CORE_RangeStartW, uint64_t (*)(const wchar_t *));
 	uint64_t cid = f ? f(m) : 0;
 
-	return start_common(t, 0, t ? mt_string_id_w(t, m) : 0, cid, f != NULL);
+	return start_common(t, 0, t ? mt_string_id_w(t, call_now, m) : 0, cid, f != NULL);
 }
 
 static void range_end(uint64_t id)
 {
-	struct mt_thread *t = mt_thread();
+	struct mt_thread *t = enter();
 
 	if (t)
-		mt_range_write(t, MT_RANGE_END, MT_ORIGIN_NVTX, 0, 0, id, 1);
+		mt_range_write(t, call_now, MT_RANGE_END, MT_ORIGIN_NVTX, 0, 0, id, 1);
 	void (*f)(uint64_t) = CHAINED(shadow_core, CORE_RangeEnd, void (*)(uint64_t));
 	if (f)
 		f(id);
@@ -328,13 +340,13 @@ static int push_common(struct mt_thread *t, uint32_t domain, uint32_t message, i
 	int depth = mt_range_depth(1);
 
 	if (t)
-		mt_range_write(t, MT_RANGE_PUSH, MT_ORIGIN_NVTX, domain, message, 0, 0);
+		mt_range_write(t, call_now, MT_RANGE_PUSH, MT_ORIGIN_NVTX, domain, message, 0, 0);
 	return has_chained ? chained : depth;
 }
 
 static int range_push_ex(const struct event_attr *a)
 {
-	struct mt_thread *t = mt_thread();
+	struct mt_thread *t = enter();
 	struct event_attr c;
 	uint32_t m = t ? attr_message(t, a) : 0;
 	int (*f)(const void *) = CHAINED(shadow_core, CORE_RangePushEx, int (*)(const void *));
@@ -344,8 +356,8 @@ static int range_push_ex(const struct event_attr *a)
 
 static int range_push_a(const char *msg)
 {
-	struct mt_thread *t = mt_thread();
-	uint32_t m = t && msg ? mt_string_id(t, msg, strlen(msg)) : 0;
+	struct mt_thread *t = enter();
+	uint32_t m = t && msg ? mt_string_id(t, call_now, msg, strlen(msg)) : 0;
 	int (*f)(const char *) = CHAINED(shadow_core, CORE_RangePushA, int (*)(const char *));
 
 	return push_common(t, 0, m, f ? f(msg) : 0, f != NULL);
@@ -353,8 +365,8 @@ static int range_push_a(const char *msg)
 
 static int range_push_w(const wchar_t *msg)
 {
-	struct mt_thread *t = mt_thread();
-	uint32_t m = t ? mt_string_id_w(t, msg) : 0;
+	struct mt_thread *t = enter();
+	uint32_t m = t ? mt_string_id_w(t, call_now, msg) : 0;
 	int (*f)(const wchar_t *) = CHAINED(shadow_core, CORE_RangePushW, int (*)(const wchar_t *));
 
 	return push_common(t, 0, m, f ? f(msg) : 0, f != NULL);
@@ -365,13 +377,13 @@ static int pop_common(struct mt_thread *t, uint32_t domain, int chained, int has
 	int depth = mt_range_depth(-1);
 
 	if (t)
-		mt_range_write(t, MT_RANGE_POP, MT_ORIGIN_NVTX, domain, 0, 0, 0);
+		mt_range_write(t, call_now, MT_RANGE_POP, MT_ORIGIN_NVTX, domain, 0, 0, 0);
 	return has_chained ? chained : depth;
 }
 
 static int range_pop(void)
 {
-	struct mt_thread *t = mt_thread();
+	struct mt_thread *t = enter();
 	int (*f)(void) = CHAINED(shadow_core, CORE_RangePop, int (*)(void));
 
 	return pop_common(t, 0, f ? f() : 0, f != NULL);
@@ -379,11 +391,11 @@ static int range_pop(void)
 
 static void name_os_thread_a(uint32_t tid, const char *name)
 {
-	struct mt_thread *t = mt_thread();
+	struct mt_thread *t = enter();
 
 	if (t)
-		mt_range_write(t, MT_RANGE_NAME_THREAD, MT_ORIGIN_NVTX, 0,
-			       name ? mt_string_id(t, name, strlen(name)) : 0, tid, 1);
+		mt_range_write(t, call_now, MT_RANGE_NAME_THREAD, MT_ORIGIN_NVTX, 0,
+			       name ? mt_string_id(t, call_now, name, strlen(name)) : 0, tid, 1);
 	void (*f)(uint32_t, const char *) =
 		CHAINED(shadow_core, CORE_NameOsThreadA, void (*)(uint32_t, const char *));
 	if (f)
@@ -392,10 +404,10 @@ static void name_os_thread_a(uint32_t tid, const char *name)
 
 static void name_os_thread_w(uint32_t tid, const wchar_t *name)
 {
-	struct mt_thread *t = mt_thread();
+	struct mt_thread *t = enter();
 
 	if (t)
-		mt_range_write(t, MT_RANGE_NAME_THREAD, MT_ORIGIN_NVTX, 0, mt_string_id_w(t, name),
+		mt_range_write(t, call_now, MT_RANGE_NAME_THREAD, MT_ORIGIN_NVTX, 0, mt_string_id_w(t, call_now, name),
 			       tid, 1);
 	void (*f)(uint32_t, const wchar_t *) =
 		CHAINED(shadow_core, CORE_NameOsThreadW, void (*)(uint32_t, const wchar_t *));
@@ -406,7 +418,7 @@ static void name_os_thread_w(uint32_t tid, const wchar_t *name)
 /* CORE2: domains */
 static void domain_mark_ex(const void *domain, const struct event_attr *a)
 {
-	struct mt_thread *t = mt_thread();
+	struct mt_thread *t = enter();
 	struct event_attr c;
 
 	if (t)
@@ -419,7 +431,7 @@ static void domain_mark_ex(const void *domain, const struct event_attr *a)
 
 static uint64_t domain_range_start_ex(const void *domain, const struct event_attr *a)
 {
-	struct mt_thread *t = mt_thread();
+	struct mt_thread *t = enter();
 	struct event_attr c;
 	uint64_t (*f)(void *, const void *) =
 		CHAINED(shadow_core2, CORE2_DomainRangeStartEx, uint64_t (*)(void *, const void *));
@@ -431,10 +443,10 @@ static uint64_t domain_range_start_ex(const void *domain, const struct event_att
 
 static void domain_range_end(const void *domain, uint64_t id)
 {
-	struct mt_thread *t = mt_thread();
+	struct mt_thread *t = enter();
 
 	if (t)
-		mt_range_write(t, MT_RANGE_END, MT_ORIGIN_NVTX, handle_id(t, domain), 0, id, 1);
+		mt_range_write(t, call_now, MT_RANGE_END, MT_ORIGIN_NVTX, handle_id(t, domain), 0, id, 1);
 	void (*f)(void *, uint64_t) =
 		CHAINED(shadow_core2, CORE2_DomainRangeEnd, void (*)(void *, uint64_t));
 	if (f)
@@ -443,7 +455,7 @@ static void domain_range_end(const void *domain, uint64_t id)
 
 static int domain_range_push_ex(const void *domain, const struct event_attr *a)
 {
-	struct mt_thread *t = mt_thread();
+	struct mt_thread *t = enter();
 	struct event_attr c;
 	uint32_t d = t ? handle_id(t, domain) : 0, m = t ? attr_message(t, a) : 0;
 	int (*f)(void *, const void *) =
@@ -455,7 +467,7 @@ static int domain_range_push_ex(const void *domain, const struct event_attr *a)
 
 static int domain_range_pop(const void *domain)
 {
-	struct mt_thread *t = mt_thread();
+	struct mt_thread *t = enter();
 	int (*f)(void *) = CHAINED(shadow_core2, CORE2_DomainRangePop, int (*)(void *));
 
 	return pop_common(t, t ? handle_id(t, domain) : 0, f ? f(handle_chained(domain)) : 0,
@@ -471,9 +483,9 @@ static struct handle *new_handle(const char *utf8, size_t len, void *chained)
 	h->magic = HANDLE_MAGIC;
 	h->chained = chained;
 	h->text = strndup(utf8 ? utf8 : "", len);
-	struct mt_thread *t = mt_thread();
+	struct mt_thread *t = enter();
 	if (t && h->text)
-		h->id = mt_string_id(t, h->text, strlen(h->text));
+		h->id = mt_string_id(t, call_now, h->text, strlen(h->text));
 	return h;
 }
 

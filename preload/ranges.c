@@ -104,11 +104,11 @@ static uint32_t lookup(uint64_t h, const char *s, size_t len, struct str_entry *
 	return 0;
 }
 
-static int write_string(struct mt_thread *t, uint32_t id, const char *s, size_t len)
+static int write_string(struct mt_thread *t, uint64_t now, uint32_t id, const char *s, size_t len)
 {
 	size_t size = (sizeof(struct mt_string) + len + 7) & ~(size_t)7;
 	uint32_t delta;
-	struct mt_string *r = mt_writer_reserve(t, size, mt_now(), &delta);
+	struct mt_string *r = mt_writer_reserve(t, size, now, &delta);
 
 	if (!r)
 		return -1;
@@ -136,12 +136,12 @@ static void sync_epoch(void)
 	atomic_store(&str_epoch, e);
 }
 
-uint32_t mt_string_id(struct mt_thread *t, const char *s, size_t len)
+uint32_t mt_string_id(struct mt_thread *t, uint64_t now, const char *s, size_t len)
 {
 	struct str_entry *slot;
 	uint32_t id;
 
-	if (!s || !mt_writer_ready(t, mt_now()))
+	if (!s || !mt_writer_ready(t, now))
 		return 0;
 	if (len > MT_STRING_MAX) {
 		len = MT_STRING_MAX;
@@ -158,7 +158,7 @@ uint32_t mt_string_id(struct mt_thread *t, const char *s, size_t len)
 	pthread_mutex_lock(&str_lock);
 	sync_epoch();
 	id = lookup(h, s, len, &slot);
-	if (!id && write_string(t, next_id, s, len) == 0) {
+	if (!id && write_string(t, now, next_id, s, len) == 0) {
 		id = next_id++;
 		if (slot && used_slots < MAX_USED && ARENA_BYTES - arena_used >= len) {
 			memcpy(arena + arena_used, s, len);
@@ -174,7 +174,7 @@ uint32_t mt_string_id(struct mt_thread *t, const char *s, size_t len)
 	return id;
 }
 
-uint32_t mt_string_id_w(struct mt_thread *t, const wchar_t *s)
+uint32_t mt_string_id_w(struct mt_thread *t, uint64_t now, const wchar_t *s)
 {
 	char buf[MT_STRING_MAX + 4];
 	size_t n = 0;
@@ -202,15 +202,15 @@ uint32_t mt_string_id_w(struct mt_thread *t, const wchar_t *s)
 			buf[n++] = (char)(0x80 | (c & 0x3f));
 		}
 	}
-	return mt_string_id(t, buf, n);
+	return mt_string_id(t, now, buf, n);
 }
 
-void mt_range_write(struct mt_thread *t, int op, int origin, uint32_t domain, uint32_t message,
-		    uint64_t id, int has_id)
+void mt_range_write(struct mt_thread *t, uint64_t now, int op, int origin, uint32_t domain,
+		    uint32_t message, uint64_t id, int has_id)
 {
 	size_t size = has_id ? sizeof(struct mt_range_id) : sizeof(struct mt_range);
 	uint32_t delta;
-	struct mt_range_id *r = mt_writer_reserve(t, size, mt_now(), &delta);
+	struct mt_range_id *r = mt_writer_reserve(t, size, now, &delta);
 
 	if (!r)
 		return;
@@ -238,9 +238,9 @@ int mt_range_depth(int delta)
 	return depth++;
 }
 
-static uint32_t str_id(struct mt_thread *t, const char *s)
+static uint32_t str_id(struct mt_thread *t, uint64_t now, const char *s)
 {
-	return s ? mt_string_id(t, s, strlen(s)) : 0;
+	return s ? mt_string_id(t, now, s, strlen(s)) : 0;
 }
 
 /* The entry point of include/memtrace/markers.h and python/memtrace.py. */
@@ -265,9 +265,10 @@ MT_EXPORT int memtrace_range_record(int op, int origin, const char *domain, cons
 		if (out)
 			*out = id;
 	}
-	uint32_t d = str_id(t, domain);
-	uint32_t m = op == MT_RANGE_POP || op == MT_RANGE_END ? 0 : str_id(t, message);
-	mt_range_write(t, op, origin, d, m, id,
+	uint64_t now = mt_now();
+	uint32_t d = str_id(t, now, domain);
+	uint32_t m = op == MT_RANGE_POP || op == MT_RANGE_END ? 0 : str_id(t, now, message);
+	mt_range_write(t, now, op, origin, d, m, id,
 		       op == MT_RANGE_START || op == MT_RANGE_END || op == MT_RANGE_NAME_THREAD);
 	return ret;
 }

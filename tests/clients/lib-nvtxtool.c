@@ -1,6 +1,6 @@
 /*
  * lib-nvtxtool.c - a user's own NVTX injection library (as Nsight Systems'
- * would be), for tests/t601: memtrace run chains to it when
+ * would be), for tests/t640: memtrace run chains to it when
  * NVTX_INJECTION64_PATH named it. It logs the calls it gets to
  * $NVTXTOOL_LOG, one line each, and answers with values of its own (a push
  * returns 100 + its depth, a domain is its own handle, a start's id is

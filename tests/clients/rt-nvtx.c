@@ -1,7 +1,7 @@
 /*
  * rt-nvtx.c - a program that marks its units of time with NVTX v3 (the
  * toolkit's header-only nvtx3/, built with -I$CUDA_HOME/include) and
- * allocates through the (simulated) runtime; tests/t600-t603 run it.
+ * allocates through the (simulated) runtime; tests/t640-t642 run it.
  *
  *   rt-nvtx train     three steps, "step N" > "forward" / "backward", in
  *                     the default domain; "load" in domain "io" (a
