@@ -659,10 +659,8 @@ static void ranges_json(struct jw *j, const struct report *r)
 	char buf[512];
 	uint32_t n = 0;
 
-	if (!m) {
-		null(j, "ranges");
-		return;
-	}
+	if (!m)
+		return;     /* no range record: no key (older reports had none) */
 	open_(j, "ranges", '{');
 	u64(j, "instances", m->ninst);
 	u64(j, "marks", m->marks);
