@@ -45,6 +45,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "mt.h"
+#include "ranges.h"
 
 #define MAX_DEVICES 64
 #define MAX_POOLS 256
@@ -432,6 +433,7 @@ static void atfork_child(void)
 	mt_modules_fork_child();
 	mt_stacks_fork_child();
 	mt_fw_fork_child();
+	mt_ranges_fork_child();
 	pthread_mutex_init(&pools_lock, NULL);
 	for (int i = 0; i < n_pools; i++)
 		pools[i].reserved = pools[i].used = 0;

@@ -325,6 +325,37 @@ static void dump_record(const struct trace *t, const struct trace_rec *r)
 		free(f);
 		break;
 	}
+	case MT_REC_RANGE: {     /* format 2.1: a range, mark or thread name */
+		static const char *const ops[] = { NULL, "push", "pop", "start", "end", "mark",
+						   "name_thread" };
+		static const char *const origins[] = { NULL, "nvtx", "c", "python", "pytest" };
+		const struct mt_range *g = r->p;
+
+		fputs("range", stdout);
+		put_time(t, r->time_ns);
+		printf(" tid=%" PRIu32, r->tid);
+		if (g->h.a < sizeof(ops) / sizeof(ops[0]) && ops[g->h.a])
+			printf(" op=%s", ops[g->h.a]);
+		else
+			printf(" op=%u", g->h.a);
+		if (g->h.b > 0 && (size_t)g->h.b < sizeof(origins) / sizeof(origins[0]))
+			printf(" origin=%s", origins[g->h.b]);
+		else
+			printf(" origin=%d", g->h.b);
+		printf(" domain=%" PRIu32 " message=%" PRIu32, g->domain, g->message);
+		if (r->size >= sizeof(struct mt_range_id))
+			printf(" id=%" PRIu64, ((const struct mt_range_id *)r->p)->id);
+		putchar('\n');
+		break;
+	}
+	case MT_REC_STRING: {
+		const struct mt_string *g = r->p;
+
+		printf("string id=%" PRIu32 " text=", g->id);
+		put_string((const char *)(g + 1), g->len);
+		putchar('\n');
+		break;
+	}
 	case MT_REC_FW_INFO: {
 		struct trace_bytes text = trace_fw_info_text(r->p);
 

@@ -519,6 +519,32 @@ static void set_python_env(const struct options *o, const char *lib)
 		setenv("MEMTRACE_TORCH_SNAPSHOT", "1", 1);
 }
 
+/*
+ * NVTX (docs/units.md): NVTX v3 loads the library NVTX_INJECTION64_PATH
+ * names at a program's first NVTX call, so it names libmemtrace.so, which
+ * is preloaded already: dlopen() finds that instance. A user's own
+ * injection library (Nsight's, a tool of theirs) set before goes on in
+ * MEMTRACE_NVTX_CHAIN: memtrace loads it and passes every call on. A
+ * nested `memtrace run` keeps the chain its parent set.
+ */
+static void set_nvtx_env(const char *lib)
+{
+	const char *old = getenv("NVTX_INJECTION64_PATH");
+
+	if (old && *old) {
+		char *a = realpath(old, NULL), *b = realpath(lib, NULL);
+		int same = a && b ? !strcmp(a, b) : !strcmp(old, lib);
+
+		free(a);
+		free(b);
+		if (!same)
+			setenv("MEMTRACE_NVTX_CHAIN", old, 1);
+	} else {
+		unsetenv("MEMTRACE_NVTX_CHAIN");
+	}
+	setenv("NVTX_INJECTION64_PATH", lib, 1);
+}
+
 static int make_outpath(const char *output, struct outpath *op)
 {
 	char cwd[PATH_MAX];
@@ -680,6 +706,7 @@ static void exec_child(const struct options *o, const struct outpath *op, const 
 		setenv("LD_PRELOAD", preload, 1);
 	}
 	set_python_env(o, lib);
+	set_nvtx_env(lib);
 
 	execvp(o->cmd[0], o->cmd);
 	e = errno;

@@ -31,6 +31,7 @@
 
 #include "model/analysis.h"
 #include "model/framework.h"
+#include "model/ranges.h"
 #include "model/live.h"
 #include "model/metrics.h"
 
@@ -268,6 +269,7 @@ static void settle(struct analysis *a, int di, uint64_t t, uint64_t seq, int pro
 		struct an_proc *pr = &a->procs[d->proc];
 
 		pr->reserved_all += (uint64_t)delta;
+		ranges_mem(a, d->proc, t, pr->reserved_all);
 		if (pr->reserved_all > pr->peak_all) {
 			pr->peak_all = pr->reserved_all;
 			pr->peak_all_time = t;
@@ -735,6 +737,7 @@ static int do_event(struct ctx *c)
 	unsigned api = e->api < MT_API_MAX ? e->api : 0;
 
 	flush_samples(a, r->proc);
+	ranges_thread(a, r->rec.tid);
 	if (!PRIV(a)->replay) {
 		pr->events++;
 		a->events++;
@@ -787,6 +790,12 @@ static int do_record(struct ctx *c)
 	}
 	case MT_REC_FW_EVENT:
 		if (!PRIV(a)->replay && fw_record(a, r))
+			return -1;
+		if (!PRIV(a)->replay)
+			ranges_fw(a, r->proc, r->t);
+		break;
+	case MT_REC_RANGE: case MT_REC_STRING:     /* ranges.h */
+		if (!PRIV(a)->replay && ranges_record(a, r))
 			return -1;
 		break;
 	case MT_REC_MEMINFO: {
@@ -1346,7 +1355,7 @@ struct analysis *analysis_run(struct stream *s, struct an_sink *sink, an_caching
 	if (p->oom)
 		goto nomem;
 	proc_ends(a);
-	if (fw_end(a) || replay_to_peaks(a))
+	if (fw_end(a) || ranges_end(a) || replay_to_peaks(a))
 		goto nomem;
 	return a;
 nomem:
@@ -1386,5 +1395,6 @@ void analysis_free(struct analysis *a)
 	free(a->failures);
 	free(a->oomsigs);
 	fw_free(a->fw);
+	ranges_free(a->ranges);
 	free(a);
 }

@@ -204,6 +204,8 @@ struct analysis {
 	struct live_set *live;      /* what is live now (live.h), for the metrics */
 	struct fw_model *fw;        /* framework.h: a framework's own allocator
 	                               (NULL: the run has no FW_EVENT record) */
+	struct rg_model *ranges;    /* ranges.h: the program's units of time
+	                               (NULL: the run has no range record) */
 	/* private to account.c */
 	void *priv;
 };

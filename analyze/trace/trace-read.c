@@ -115,6 +115,8 @@ static int type_rule(unsigned type, uint32_t *min, int *is_long)
 		[MT_REC_FW_STACK] = { sizeof(struct mt_fw_stack), 1 },
 		[MT_REC_FW_INFO] = { sizeof(struct mt_fw_info), 1 },
 		[MT_REC_OWNER] = { sizeof(struct mt_owner), 0 },
+		[MT_REC_RANGE] = { sizeof(struct mt_range), 0 },
+		[MT_REC_STRING] = { sizeof(struct mt_string), 1 },
 	};
 
 	if (type == 0 || type >= sizeof(rules) / sizeof(rules[0]))
@@ -225,6 +227,31 @@ static int check_body(const unsigned char *p, uint32_t size, uint64_t off, char 
 		what = "strings";
 		break;
 	}
+	case MT_REC_STRING: {
+		const struct mt_string *r = (const void *)p;
+		if (r->id == 0) {
+			set_err(err, errlen, "corrupt string record at offset %#llx: id 0",
+				(unsigned long long)off);
+			return -1;
+		}
+		need = sizeof(*r) + (uint64_t)r->len;
+		what = "strings";
+		break;
+	}
+	case MT_REC_RANGE: {
+		/* ops this reader does not know are skipped by the analysis;
+		   START, END and NAME_THREAD carry their id */
+		uint8_t op = ((const struct mt_head *)p)->a;
+		if (op == 0) {
+			set_err(err, errlen, "corrupt range record at offset %#llx: op 0",
+				(unsigned long long)off);
+			return -1;
+		}
+		if (op == MT_RANGE_START || op == MT_RANGE_END || op == MT_RANGE_NAME_THREAD)
+			need = sizeof(struct mt_range_id);
+		what = "its id";
+		break;
+	}
 	}
 	if (need > size) {
 		set_err(err, errlen,
@@ -266,6 +293,9 @@ static int time_delta(const unsigned char *p, uint32_t *delta)
 		return 1;
 	case MT_REC_FW_INFO:
 		*delta = ((const struct mt_fw_info *)p)->time_delta;
+		return 1;
+	case MT_REC_RANGE:
+		*delta = ((const struct mt_range *)p)->time_delta;
 		return 1;
 	}
 	return 0;
@@ -790,7 +820,8 @@ static int sort_fw_stacks(struct trace *t, char *err, size_t errlen)
 static int orders_state(uint8_t type)
 {
 	return (type >= MT_REC_ALLOC && type <= MT_REC_FREE_EX) || type == MT_REC_POOL ||
-	       type == MT_REC_MEMINFO || type == MT_REC_SHM || type == MT_REC_FW_EVENT;
+	       type == MT_REC_MEMINFO || type == MT_REC_SHM || type == MT_REC_FW_EVENT ||
+	       type == MT_REC_RANGE;
 }
 
 /* Index in longrec[] of a type noted there, or -1. */
@@ -1543,7 +1574,7 @@ const char *trace_type_name(unsigned type)
 		[MT_REC_NOTE] = "note", [MT_REC_PYCODE] = "pycode", [MT_REC_SHM] = "shm",
 		[MT_REC_EXIT] = "exit", [MT_REC_FW_EVENT] = "fw_event",
 		[MT_REC_FW_STACK] = "fw_stack", [MT_REC_FW_INFO] = "fw_info",
-		[MT_REC_OWNER] = "owner",
+		[MT_REC_OWNER] = "owner", [MT_REC_RANGE] = "range", [MT_REC_STRING] = "string",
 	};
 
 	return type < sizeof(names) / sizeof(names[0]) ? names[type] : NULL;

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "model/framework.h"
+#include "model/ranges.h"
 #include "model/report.h"
 #include "views/format.h"
 
@@ -621,6 +622,140 @@ static void ranks(struct jw *j, const struct report *r)
 	close_(j, '}');
 }
 
+/* "ranges": the program's units of time (model/ranges.h, docs/units.md). */
+#define RG_JSON_INSTANCES 1000      /* step and test instances listed */
+static void rg_inst_json(struct jw *j, const struct rg_model *m, const struct report *r, int i)
+{
+	const struct rg_inst *in = &m->inst[i];
+	char buf[512];
+
+	open_(j, NULL, '{');
+	cstr(j, "range", rg_group_name(buf, sizeof buf, &m->groups[in->group]));
+	cstr(j, "name", in->name);
+	u64(j, "pid", rep_pid(r->a, in->proc));
+	u64(j, "tid", in->tid);
+	u64(j, "start_ns", in->t0);
+	u64(j, "end_ns", in->t1);
+	boolean(j, "open_at_exit", in->open);
+	u64(j, "reserved_at_start", in->res0);
+	u64(j, "peak_reserved", in->res_peak);
+	u64(j, "peak_time_ns", in->res_peak_t);
+	u64(j, "reserved_at_end", in->res1);
+	if (m->has_fw) {
+		u64(j, "framework_allocated_at_start", in->fw0);
+		u64(j, "framework_peak_allocated", in->fw_peak);
+		u64(j, "framework_allocated_at_end", in->fw1);
+	}
+	if (in->step >= 0)
+		u64(j, "step", m->inst[in->step].step_no);
+	else
+		null(j, "step");
+	close_(j, '}');
+}
+
+static void ranges_json(struct jw *j, const struct report *r)
+{
+	const struct rg_model *m = r->a->ranges;
+	char buf[512];
+	uint32_t n = 0;
+
+	if (!m)
+		return;     /* no range record: no key (older reports had none) */
+	open_(j, "ranges", '{');
+	u64(j, "instances", m->ninst);
+	u64(j, "marks", m->marks);
+	u64(j, "thread_names", m->thread_names);
+	open_(j, "peaks", '[');
+	for (int i = 0; m->peaks && i < m->nprocs; i++) {
+		const struct rg_peak *pk = &m->peaks[i];
+		if (!pk->reserved)
+			continue;
+		open_(j, NULL, '{');
+		u64(j, "pid", rep_pid(r->a, i));
+		u64(j, "reserved_bytes", pk->reserved);
+		u64(j, "time_ns", pk->t);
+		if (pk->inst >= 0) {
+			cstr(j, "range", rg_group_name(buf, sizeof buf, &m->groups[m->inst[pk->inst].group]));
+			cstr(j, "name", m->inst[pk->inst].name);
+		} else {
+			null(j, "range");
+		}
+		if (pk->step >= 0)
+			u64(j, "step", m->inst[pk->step].step_no);
+		else
+			null(j, "step");
+		boolean(j, "run_peak", i == m->peak_proc);
+		close_(j, '}');
+	}
+	close_(j, ']');
+	open_(j, "ranges", '[');
+	for (uint32_t g = 0; g < m->ngroups; g++) {
+		const struct rg_group *gr = &m->groups[g];
+		const struct rg_inst *in = &m->inst[gr->peak_inst];
+		open_(j, NULL, '{');
+		cstr(j, "range", rg_group_name(buf, sizeof buf, gr));
+		if (gr->domain)
+			cstr(j, "domain", gr->domain);
+		else
+			null(j, "domain");
+		cstr(j, "name", gr->name);
+		boolean(j, "step", gr->is_step && (int)g == m->step_group);
+		u64(j, "instances", gr->count);
+		u64(j, "left_open", gr->open);
+		u64(j, "total_ns", gr->total_ns);
+		u64(j, "peak_reserved", in->res_peak);
+		u64(j, "peak_pid", rep_pid(r->a, in->proc));
+		u64(j, "peak_time_ns", in->res_peak_t);
+		if (in->step >= 0)
+			u64(j, "peak_step", m->inst[in->step].step_no);
+		else
+			null(j, "peak_step");
+		if (m->has_fw && gr->fw_peak_inst >= 0)
+			u64(j, "framework_peak_allocated", m->inst[gr->fw_peak_inst].fw_peak);
+		close_(j, '}');
+	}
+	close_(j, ']');
+	open_(j, "steps", '[');
+	for (uint32_t k = 0; k < m->nsteps && n < RG_JSON_INSTANCES; k++, n++)
+		rg_inst_json(j, m, r, (int)m->steps[k]);
+	close_(j, ']');
+	if (m->has_growth) {
+		open_(j, "growth", '{');
+		i64(j, "reserved_per_step", m->growth);
+		if (m->has_fw)
+			i64(j, "framework_allocated_per_step", m->fw_growth);
+		i64(j, "first_step_peak_vs_median", m->first_vs_steady);
+		if (m->growth_site >= 0 && m->growth_site_bytes > 0) {
+			const struct site *st = site_of(&r->sites, (uint32_t)m->growth_site);
+			u64(j, "site", st->id);
+			cstr(j, "site_name", rep_site_name(buf, sizeof buf, st, NULL));
+			i64(j, "site_bytes_per_step", m->growth_site_bytes);
+			u64(j, "from_step", m->growth_from);
+			u64(j, "to_step", m->growth_to);
+		} else {
+			null(j, "site");
+		}
+		close_(j, '}');
+	} else {
+		null(j, "growth");
+	}
+	open_(j, "tests", '[');
+	for (uint32_t i = 0; i < m->ninst && n < 2 * RG_JSON_INSTANCES; i++)
+		if (m->inst[i].origin == MT_ORIGIN_PYTEST) {
+			rg_inst_json(j, m, r, (int)i);
+			n++;
+		}
+	close_(j, ']');
+	open_(j, "misuse", '{');
+	u64(j, "pops_unmatched", m->pops_unmatched);
+	u64(j, "ends_unmatched", m->ends_unmatched);
+	u64(j, "left_open", m->left_open);
+	u64(j, "ended_on_another_thread", m->ends_other_thread);
+	u64(j, "not_followed", m->not_followed);
+	close_(j, '}');
+	close_(j, '}');
+}
+
 int report_json(const struct report *r, FILE *f)
 {
 	const struct analysis *a = r->a;
@@ -655,6 +790,7 @@ int report_json(const struct report *r, FILE *f)
 	for (int i = 0; i < r->ngdevs; i++)
 		device(&j, r, r->gdevs[i]);
 	close_(&j, ']');
+	ranges_json(&j, r);
 	open_(&j, "peak_all_devices", '{');
 	u64(&j, "reserved_bytes", a->gpeak_all);
 	u64(&j, "time_ns", a->gpeak_all_time);

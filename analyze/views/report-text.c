@@ -11,6 +11,7 @@
 #include "model/framework.h"
 #include "model/report.h"
 #include "views/format.h"
+#include "views/report-ranges.h"
 
 /* A size in a rotating buffer: up to 8 per printf. */
 static const char *SZ(uint64_t v)
@@ -745,6 +746,7 @@ int report_text(const struct report *r, FILE *f)
 			SZ(ap->host_peak), SZ(ap->host_live), SZ(ap->hostreg_peak), SZ(ap->foreign_peak));
 	}
 	framework(f, r);
+	report_ranges_text(r, f);
 	for (int i = 0; i < a->nprocs; i++)
 		if (r->fw_off[i].p) {
 			fprintf(f, "\nnote: pid %" PRIu32 ": PyTorch's tensors were not recorded: ", rep_pid(a, i));

@@ -41,6 +41,10 @@
  *        include/memtrace/framework.h
  *   2.0  compact event records (below) and slabs with several owners in
  *        turn (MT_REC_OWNER); the promises of 1.1 and 1.2 hold
+ *   2.1  range records may be present (MT_REC_RANGE, MT_REC_STRING): the
+ *        program's own units of time (NVTX ranges and marks, memtrace's
+ *        marker API: include/memtrace/markers.h); a 2.1 trace without
+ *        any marked none that memtrace saw. 2.0 readers skip both types
  *
  * Compact records (format 2). A byte b >= 0x80 where a record starts is a
  * compact record: its body is the (b & 0x7f) bytes after b, and b is
@@ -83,7 +87,7 @@
 
 #define MT_MAGIC "MEMTRACE"        /* 8 bytes, no terminating NUL on disk */
 #define MT_FORMAT_VERSION 2        /* bump on any incompatible layout change */
-#define MT_FORMAT_MINOR 0          /* bump when writers promise more (above) */
+#define MT_FORMAT_MINOR 1          /* bump when writers promise more (above) */
 #define MT_FILE_HEADER_SIZE 64
 #define MT_SLAB_SIZE (64 * 1024)   /* power of two; records never cross it */
 #define MT_SLAB_MAGIC 0x424c534du  /* "MSLB" little-endian */
@@ -136,6 +140,8 @@ enum mt_record_type {
 	MT_REC_FW_STACK = 17,       /* long: an interned framework stack (1.2) */
 	MT_REC_FW_INFO = 18,        /* long: a note about the framework (1.2) */
 	MT_REC_OWNER = 19,          /* 16 B: a new owner of the slab (2.0) */
+	MT_REC_RANGE = 20,          /* 16/24 B: a range, mark or name (2.1) */
+	MT_REC_STRING = 21,         /* long: an interned string (2.1) */
 };
 
 /* A compact record's first byte (format 2.0): 0x80 | body length. */
@@ -484,6 +490,68 @@ struct mt_fw_frame {
 struct mt_fw_info {
 	struct mt_long_head lh;
 	uint32_t time_delta;
+	uint32_t len;
+};
+
+/*
+ * Range records (format 2.1): the program's own units of time. NVTX v3
+ * calls (push/pop, start/end, marks, thread names, in their domains) reach
+ * the recorder through NVTX's injection interface (preload/nvtx.c); the
+ * marker API of include/memtrace/markers.h and memtrace's Python API
+ * (memtrace.phase, memtrace.mark, the pytest plugin) write the same.
+ *
+ * MT_REC_RANGE (16 bytes, or 24 with the id): head.a = enum mt_range_op,
+ * head.b = enum mt_range_origin. Written in the calling thread's slab at
+ * the time of the call, so its thread and time are read as an event's.
+ * domain and message name MT_REC_STRING records of the same file (0: the
+ * NVTX default domain; no message). id (records of 24 bytes, size8 3):
+ * START and END the range's id (ends pair with starts by id, on any
+ * thread); NAME_THREAD the OS thread id named (message its name); else 0.
+ * A PUSH opens a range on its thread and domain, a POP closes the
+ * innermost open one of that thread and domain (a POP with none open is
+ * the program's misuse, reported, not an error of the file).
+ */
+enum mt_range_op {
+	MT_RANGE_PUSH = 1,          /* nvtxRangePush*, nvtxDomainRangePushEx */
+	MT_RANGE_POP = 2,           /* nvtxRangePop, nvtxDomainRangePop */
+	MT_RANGE_START = 3,         /* nvtxRangeStart*: id */
+	MT_RANGE_END = 4,           /* nvtxRangeEnd: id */
+	MT_RANGE_MARK = 5,          /* nvtxMark*: an instant */
+	MT_RANGE_NAME_THREAD = 6,   /* nvtxNameOsThread*: id = the thread */
+};
+
+enum mt_range_origin {
+	MT_ORIGIN_NVTX = 1,         /* NVTX's injection interface */
+	MT_ORIGIN_C = 2,            /* include/memtrace/markers.h */
+	MT_ORIGIN_PYTHON = 3,       /* python/memtrace.py */
+	MT_ORIGIN_PYTEST = 4,       /* python/memtrace_pytest.py: a test */
+};
+
+struct mt_range {
+	struct mt_head h;
+	uint32_t time_delta;
+	uint32_t domain;            /* MT_REC_STRING id, 0: default domain */
+	uint32_t message;           /* MT_REC_STRING id, 0: none */
+};
+
+struct mt_range_id {
+	struct mt_range r;
+	uint64_t id;
+};
+
+/*
+ * MT_REC_STRING (long): a string that range records name, interned: the
+ * same bytes are written once per file (ids > 0, unique among the file's
+ * strings; after a fork the child starts afresh) before any record names
+ * it, in the slab of the thread that first used it. len bytes follow the
+ * fixed part (UTF-8 as the program gave them; a wide string converted),
+ * cut at MT_STRING_MAX, then zeros to a multiple of 8. A side record with
+ * no time of its own.
+ */
+#define MT_STRING_MAX 1024
+struct mt_string {
+	struct mt_long_head lh;
+	uint32_t id;
 	uint32_t len;
 };
 
