@@ -7,7 +7,8 @@
 # Debian packages: libunwind-dev libdw-dev libelf-dev libsqlite3-dev
 # libinih-dev (the rules files of `memtrace check`), libjson-c-dev (its
 # --baseline given as a report's JSON), libncurses-dev (the view of
-# `memtrace top`)
+# `memtrace top`), libzstd-dev (the codec of `memtrace export --format
+# parquet`)
 # gnuplot-nox, sqlite3 (the shell, to query a report's database; the tests
 # use it), tmux (a terminal, for the test of the progress line), xxd (the
 # build turns the page of `memtrace view` into C arrays with it), plus gcc
@@ -48,6 +49,7 @@ need libsqlite3-dev have_header sqlite3.h
 need libinih-dev have_header ini.h
 need libjson-c-dev have_header json-c/json.h
 need libncurses-dev have_header curses.h
+need libzstd-dev have_header zstd.h
 need sqlite3 command -v sqlite3
 need gnuplot-nox command -v gnuplot
 need tmux command -v tmux
