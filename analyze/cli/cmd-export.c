@@ -10,6 +10,7 @@
 #include "cli/cmd.h"
 #include "cli/pipeline.h"
 #include "views/export.h"
+#include "views/export-parquet.h"
 #include "views/plot.h"
 
 static const char usage_text[] =
@@ -25,6 +26,8 @@ static const char usage_text[] =
 	"                  left at exit with --at exit\n"
 	"  torch-snapshot  a pickle in the layout of torch.cuda.memory._snapshot(), for\n"
 	"                  PyTorch's memory_viz (https://pytorch.org/memory_viz)\n"
+	"  parquet         Hive-partitioned Parquet tables under -o DIR, for DuckDB,\n"
+	"                  Spark, Trino (docs/warehouse.md)\n"
 	"\n"
 	"options:\n"
 	"  --format FMT      perfetto, collapsed or torch-snapshot (required)\n"
@@ -49,7 +52,7 @@ static const struct option long_options[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-enum fmt { FMT_NONE, FMT_PERFETTO, FMT_COLLAPSED, FMT_TORCH };
+enum fmt { FMT_NONE, FMT_PERFETTO, FMT_COLLAPSED, FMT_TORCH, FMT_PARQUET };
 
 static void warn(const char *msg)
 {
@@ -66,6 +69,11 @@ static int run_export(char **files, int nfiles, struct pipeline_opts *o, enum fm
 	char err[1024];
 	int status = 1, rc;
 
+	if (fmt == FMT_PARQUET) {       /* a directory of tables (docs/warehouse.md) */
+		if (export_parquet(files, nfiles, o, out, warn, &status, err, sizeof(err)))
+			cli_error("%s", err);
+		return status;
+	}
 	o->no_db = 1;
 	if (fmt == FMT_TORCH) {
 		if (!(m = plot_map_new())) {
@@ -148,6 +156,10 @@ int cmd_export(int argc, char **argv)
 		fmt = FMT_COLLAPSED;
 	else if (!strcmp(fmtname, "torch-snapshot"))
 		fmt = FMT_TORCH;
+	else if (!strcmp(fmtname, "parquet") && out && strcmp(out, "-"))
+		fmt = FMT_PARQUET;
+	else if (!strcmp(fmtname, "parquet"))
+		cli_usage_error("export", "parquet needs -o DIR (docs/warehouse.md)");
 	else
 		cli_usage_error("export", "unknown format '%s' (perfetto, collapsed or torch-snapshot)",
 				fmtname);
