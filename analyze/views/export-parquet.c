@@ -168,6 +168,51 @@ static void rm_tree(const char *p)
 	nftw(p, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+static uint64_t run_id_of(const struct stream *s)
+{
+	const struct sproc *p = stream_proc(s, 0);
+	const struct mt_file_header *h = trace_header(p->t);
+
+	if (h->run_id)
+		return h->run_id;
+	return (uint64_t)KEY(h_u64(h_str(H0, trace_path(p->t)), h->start_wall_ns));
+}
+
+static void proc_host(const struct stream *s, int i, const char **h, size_t *hl)
+{
+	const struct sproc *p = stream_proc(s, i);
+	struct trace_bytes hb = { "", 0 }, c, e;
+
+	if (p->process)
+		trace_process_strings(p->process, &hb, &c, &e);
+	*h = hb.p;
+	*hl = hb.len;
+}
+
+/* proc_key: the run, host, pid and monotonic start of each process, so two
+   boots' pid 1234 never collide; NULL when out of memory */
+static int64_t *proc_keys(const struct stream *s)
+{
+	int n = stream_nprocs(s);
+	int64_t *v = calloc((size_t)n + 1, sizeof(*v));
+	uint64_t run = run_id_of(s);
+
+	for (int i = 0; v && i < n; i++) {
+		const struct sproc *p = stream_proc(s, i);
+		const char *h;
+		size_t hl;
+		uint64_t k;
+
+		proc_host(s, i, &h, &hl);
+		k = h_u64(H0, run);
+		k = h_bytes(k, h, hl);
+		k = h_u64(k, p->process ? p->process->pid : trace_header(p->t)->pid);
+		k = h_u64(k, trace_header(p->t)->start_mono_ns);
+		v[i] = KEY(k) ? KEY(k) : 1;
+	}
+	return v;
+}
+
 /* --- the allocations sink ---------------------------------------------------- */
 
 struct pend {
@@ -187,16 +232,18 @@ struct sinkx {
 	int nw;
 	uint32_t page_rows;
 	uint64_t nevents;
+	struct pipeline *pipe;      /* its stream is open while the pass runs */
+	int64_t *keys;              /* proc_key per process, at the first row */
 	struct pend *slot;          /* open addressing by seq; 0 empty */
 	size_t cap, n;
 	char msg[512];
 };
 
-enum { A_ID, A_NS, A_TID, A_KIND, A_FLAGS, A_DEV, A_API, A_ADDR, A_BYTES, A_STACK,
+enum { A_PROC, A_ID, A_NS, A_TID, A_KIND, A_FLAGS, A_DEV, A_API, A_ADDR, A_BYTES, A_STACK,
        A_FREE_ID, A_FREE_NS, A_FREE_TID, A_FREE_API, A_FREE_FLAGS, A_FREE_STACK, A_NCOLS };
 
 static const struct pq_col alloc_cols[A_NCOLS] = {
-	{ "id", PQ_INT64, 0 }, { "alloc_ns", PQ_INT64, 0 }, { "tid", PQ_INT64, 0 },
+	{ "proc_key", PQ_INT64, 0 }, { "id", PQ_INT64, 0 }, { "alloc_ns", PQ_INT64, 0 }, { "tid", PQ_INT64, 0 },
 	{ "kind", PQ_STRING, 0 }, { "flags", PQ_INT16, 0 }, { "device", PQ_INT16, 0 },
 	{ "api", PQ_STRING, 0 }, { "addr", PQ_INT64, 0 }, { "bytes", PQ_INT64, 0 },
 	{ "stack", PQ_INT64, 0 }, { "free_id", PQ_INT64, 1 }, { "free_ns", PQ_INT64, 1 },
@@ -333,10 +380,11 @@ static int alloc_row(struct sinkx *x, int proc, const struct pend *p, uint64_t f
 	char b[16];
 	const char *s;
 
-	if (!w) {
+	if (!w || (!x->keys && !(x->keys = proc_keys(x->pipe->s)))) {
 		x->sink.errmsg = x->msg[0] ? x->msg : NULL;
 		return -1;
 	}
+	pq_i64(w, A_PROC, x->keys[proc]);
 	pq_i64(w, A_ID, (int64_t)p->seq);
 	pq_i64(w, A_NS, (int64_t)p->time);
 	pq_i64(w, A_TID, p->tid);
@@ -1162,16 +1210,6 @@ static int t_runs(struct ex *x)
 
 /* --- the run's keys and partitions --------------------------------------------- */
 
-static uint64_t run_id_of(const struct stream *s)
-{
-	const struct sproc *p = stream_proc(s, 0);
-	const struct mt_file_header *h = trace_header(p->t);
-
-	if (h->run_id)
-		return h->run_id;
-	return (uint64_t)KEY(h_u64(h_str(H0, trace_path(p->t)), h->start_wall_ns));
-}
-
 static int keys(struct ex *x, const struct analysis *a)
 {
 	int n = a->nprocs;
@@ -1179,16 +1217,14 @@ static int keys(struct ex *x, const struct analysis *a)
 	x->run_id = run_id_of(a->s);
 	snprintf(x->run_part, sizeof(x->run_part), "run_id=%" PRIu64, x->run_id);
 	x->proc_part = calloc((size_t)n + 1, sizeof(*x->proc_part));
-	x->proc_key = calloc((size_t)n + 1, sizeof(*x->proc_key));
+	x->proc_key = proc_keys(a->s);
 	if (!x->proc_part || !x->proc_key)
 		return -1;
 	for (int i = 0; i < n; i++) {
 		const struct sproc *p = stream_proc(a->s, i);
-		const struct mt_file_header *hd = trace_header(p->t);
 		const char *h;
 		size_t hl;
 		char hv[1024], rv[32];
-		uint64_t k;
 
 		an_hostname(a, i, &h, &hl);
 		part_value(hv, sizeof(hv), h, hl);
@@ -1200,11 +1236,6 @@ static int keys(struct ex *x, const struct analysis *a)
 			x->proc_part[i] = NULL;
 			return -1;
 		}
-		k = h_u64(H0, x->run_id);
-		k = h_bytes(k, h, hl);
-		k = h_u64(k, rep_pid(a, i));
-		k = h_u64(k, hd->start_mono_ns);
-		x->proc_key[i] = KEY(k) ? KEY(k) : 1;
 	}
 	return 0;
 }
@@ -1332,6 +1363,7 @@ int export_parquet(char **files, int nfiles, struct pipeline_opts *o, const char
 		sx.page_rows = 512;
 	if (sx.page_rows > 65536)
 		sx.page_rows = 65536;
+	sx.pipe = &p;
 	sx.sink.ctx = &sx;
 	sx.sink.record = sink_record;
 	sx.sink.end = sink_end;
@@ -1368,6 +1400,7 @@ out:
 		pq_abort(sx.w[i]);
 	free(sx.w);
 	free(sx.slot);
+	free(sx.keys);
 	pq_spill_close(sx.spill);
 	rm_tree(tmp);
 	for (int i = 0; x.proc_part && x.a && i < x.a->nprocs; i++)
