@@ -95,6 +95,21 @@ if [ "$check_only" = 0 ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 
 	fi
 fi
 
+# npm packages for the tests of `memtrace export --format parquet`
+# (tests/t90*-parquet-*.sh): DuckDB's Node API (it ships the engine),
+# hyparquet and hyparquet-compressors (a second, independent reader, with
+# its ZSTD), installed into build/npm, which git ignores. Failing that is
+# said in one line, and the tests skip.
+npm_dir=$(cd "$(dirname "$0")/.." && pwd)/build/npm
+if [ "$check_only" = 0 ] && command -v npm >/dev/null 2>&1 &&
+   { ! [ -d "$npm_dir/node_modules/@duckdb/node-api" ] || ! [ -d "$npm_dir/node_modules/hyparquet-compressors" ]; }; then
+	mkdir -p "$npm_dir"
+	[ -f "$npm_dir/package.json" ] || echo '{"name": "memtrace-test-deps", "private": true}' >"$npm_dir/package.json"
+	echo "memtrace: installing @duckdb/node-api hyparquet hyparquet-compressors into build/npm (for the Parquet tests)" >&2
+	(cd "$npm_dir" && npm install --no-audit --no-fund --silent @duckdb/node-api hyparquet hyparquet-compressors >/dev/null 2>&1) ||
+		echo "memtrace: npm install failed; the Parquet tests will skip" >&2
+fi
+
 status=0
 if [ -n "$missing" ]; then
 	echo "memtrace: missing$missing; install with: sudo apt-get install$missing" >&2
