@@ -112,7 +112,7 @@ static int64_t site_key(const struct site *s)
 /* --- paths ------------------------------------------------------------------- */
 
 /* A partition value: bytes outside [A-Za-z0-9._-] as %XX, as Hive escapes
-   them; "" as "%00"... never: an empty value is "_". */
+   them; an empty value, or ".", is "_". */
 static void part_value(char *out, size_t len, const char *p, size_t n)
 {
 	size_t k = 0;
@@ -701,7 +701,6 @@ static const struct pq_col dev_cols[] = {
 	{ "peak_set_by_bytes", PQ_INT64, 1 }, { "device_used_bytes", PQ_INT64, 1 },
 	{ "sample_ns", PQ_INT64, 1 }, { "untraced_bytes", PQ_INT64, 1 },
 	{ "left_at_exit_bytes", PQ_INT64, 0 }, { "live_at_end_bytes", PQ_INT64, 0 },
-	{ "cached_share_at_peak", PQ_INT64, 1 },
 };
 
 static void dev_row(struct ex *x, struct pq_writer *w, const struct an_dev *d)
@@ -773,7 +772,7 @@ static int t_devices(struct ex *x)
 	struct pq_writer *w, *t;
 
 	for (int p = 0; p < a->nprocs; p++) {
-		if (!(w = open_table(x, "devices", p, dev_cols, NCOLS(dev_cols) - 1)))
+		if (!(w = open_table(x, "devices", p, dev_cols, NCOLS(dev_cols))))
 			return -1;
 		if (!(t = open_table(x, "timeline", p, tl_cols, NCOLS(tl_cols)))) {
 			pq_abort(w);
@@ -798,7 +797,7 @@ static int t_devices(struct ex *x)
 		if (close_table(x, t))
 			return -1;
 	}
-	if (!(w = open_table(x, "run_devices", -1, dev_cols + 1, NCOLS(dev_cols) - 2)))
+	if (!(w = open_table(x, "run_devices", -1, dev_cols + 1, NCOLS(dev_cols) - 1)))
 		return -1;
 	if (!(t = open_table(x, "run_timeline", -1, tl_cols + 1, NCOLS(tl_cols) - 1))) {
 		pq_abort(w);
@@ -1013,7 +1012,6 @@ static int t_failures(struct ex *x)
 			const struct an_failure *fl = &a->failures[i];
 			const struct sym_stack *st;
 			const char *s;
-			char b[16];
 
 			if (fl->proc != p)
 				continue;
@@ -1035,7 +1033,6 @@ static int t_failures(struct ex *x)
 			pq_i64(w, 12, fl->stack);
 			pq_i64(w, 13, stack_key(st));
 			put_frames(x, w, 14, st);
-			(void)b;
 			if (end_row(x, w)) {
 				pq_abort(w);
 				return -1;
