@@ -87,7 +87,7 @@ SAMPLE_BIN := $(patsubst samples/%.c,$(B)/samples/%,$(SAMPLE_SRC))
 BENCH_BIN := $(patsubst bench/%.c,$(B)/bench/%,$(BENCH_SRC))
 
 PRELOAD_LIBS := -lunwind -ldl -lpthread
-ANALYZE_LIBS := -lsqlite3 -ldw -lelf -linih -ljson-c -lncursesw -lm -lpthread
+ANALYZE_LIBS := -lsqlite3 -ldw -lelf -linih -ljson-c -lncursesw -lzstd -lm -lpthread
 
 .PHONY: all deps test demo bench fuzz fuzz2 install clean check-deps
 all: check-deps $(B)/memtrace $(B)/libmemtrace.so $(SIMDRV) $(SIMRT)

@@ -7,7 +7,8 @@
 # Debian packages: libunwind-dev libdw-dev libelf-dev libsqlite3-dev
 # libinih-dev (the rules files of `memtrace check`), libjson-c-dev (its
 # --baseline given as a report's JSON), libncurses-dev (the view of
-# `memtrace top`)
+# `memtrace top`), libzstd-dev (the codec of `memtrace export --format
+# parquet`)
 # gnuplot-nox, sqlite3 (the shell, to query a report's database; the tests
 # use it), tmux (a terminal, for the test of the progress line), xxd (the
 # build turns the page of `memtrace view` into C arrays with it), plus gcc
@@ -48,6 +49,7 @@ need libsqlite3-dev have_header sqlite3.h
 need libinih-dev have_header ini.h
 need libjson-c-dev have_header json-c/json.h
 need libncurses-dev have_header curses.h
+need libzstd-dev have_header zstd.h
 need sqlite3 command -v sqlite3
 need gnuplot-nox command -v gnuplot
 need tmux command -v tmux
@@ -91,6 +93,21 @@ if [ "$check_only" = 0 ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 
 	else
 		echo "memtrace: apt has no python3-torch here; tests/t730-real-torch.sh will skip" >&2
 	fi
+fi
+
+# npm packages for the tests of `memtrace export --format parquet`
+# (tests/t90*-parquet-*.sh): DuckDB's Node API (it ships the engine),
+# hyparquet and hyparquet-compressors (a second, independent reader, with
+# its ZSTD), installed into build/npm, which git ignores. Failing that is
+# said in one line, and the tests skip.
+npm_dir=$(cd "$(dirname "$0")/.." && pwd)/build/npm
+if [ "$check_only" = 0 ] && command -v npm >/dev/null 2>&1 &&
+   { ! [ -d "$npm_dir/node_modules/@duckdb/node-api" ] || ! [ -d "$npm_dir/node_modules/hyparquet-compressors" ]; }; then
+	mkdir -p "$npm_dir"
+	[ -f "$npm_dir/package.json" ] || echo '{"name": "memtrace-test-deps", "private": true}' >"$npm_dir/package.json"
+	echo "memtrace: installing @duckdb/node-api hyparquet hyparquet-compressors into build/npm (for the Parquet tests)" >&2
+	(cd "$npm_dir" && npm install --no-audit --no-fund --silent @duckdb/node-api hyparquet hyparquet-compressors >/dev/null 2>&1) ||
+		echo "memtrace: npm install failed; the Parquet tests will skip" >&2
 fi
 
 status=0

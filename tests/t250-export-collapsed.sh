@@ -46,5 +46,5 @@ expect_eq "$(cat err)" "memtrace: --at takes peak, exit, oom, oom:N or a time (+
 expect_eq "$?" 2 "no --format: usage error"
 "$MEMTRACE" export --format svg leak.bin >out 2>err
 expect_eq "$?" 2 "unknown format: usage error"
-expect_eq "$(cat err)" "memtrace: unknown format 'svg' (perfetto, collapsed or torch-snapshot) (try 'memtrace export --help')" "unknown format: message"
+expect_eq "$(cat err)" "memtrace: unknown format 'svg' (perfetto, collapsed, torch-snapshot or parquet) (try 'memtrace export --help')" "unknown format: message"
 exit 0

@@ -11,6 +11,7 @@
 #include "cli/cmd.h"
 #include "cli/pipeline.h"
 #include "views/export.h"
+#include "views/export-parquet.h"
 #include "views/plot.h"
 
 static const char usage_text[] =
@@ -31,9 +32,11 @@ static const char usage_text[] =
 	"                  PyTorch's memory_viz (https://pytorch.org/memory_viz): the\n"
 	"                  segments and blocks at the moment and the trace up to it\n"
 	"                  (default: the end of the run)\n"
+	"  parquet         Hive-partitioned Parquet tables under -o DIR, for DuckDB,\n"
+	"                  Spark, Trino (docs/warehouse.md)\n"
 	"\n"
 	"options:\n"
-	"  --format FMT      perfetto, collapsed or torch-snapshot (required)\n"
+	"  --format FMT      perfetto, collapsed, torch-snapshot or parquet (required)\n"
 	"  -o, --output FILE where to write (default: standard output)\n"
 	"  --at WHEN         the moment shown: peak (each device's own), exit, oom or\n"
 	"                    oom:N (the Nth of PyTorch's OOMs, or of the failed\n"
@@ -58,7 +61,7 @@ static const struct option long_options[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-enum fmt { FMT_NONE, FMT_PERFETTO, FMT_COLLAPSED, FMT_TORCH };
+enum fmt { FMT_NONE, FMT_PERFETTO, FMT_COLLAPSED, FMT_TORCH, FMT_PARQUET };
 
 static void warn(const char *msg)
 {
@@ -76,6 +79,11 @@ static int run_export(char **files, int nfiles, struct pipeline_opts *o, enum fm
 	char err[1024];
 	int status = 1, rc;
 
+	if (fmt == FMT_PARQUET) {       /* a directory of tables (docs/warehouse.md) */
+		if (export_parquet(files, nfiles, o, out, warn, &status, err, sizeof(err)))
+			cli_error("%s", err);
+		return status;
+	}
 	o->no_db = 1;
 	if (fmt == FMT_TORCH) {
 		if (!(m = plot_map_new(SIZE_MAX))) {
@@ -159,16 +167,24 @@ int cmd_export(int argc, char **argv)
 	nfiles = argc - optind;
 	status = EXIT_USAGE;
 	if (!fmtname)
-		cli_usage_error("export", "no --format given (perfetto, collapsed or torch-snapshot)");
+		cli_usage_error("export", "no --format given (perfetto, collapsed, torch-snapshot or parquet)");
 	else if (!strcmp(fmtname, "perfetto"))
 		fmt = FMT_PERFETTO;
 	else if (!strcmp(fmtname, "collapsed"))
 		fmt = FMT_COLLAPSED;
 	else if (!strcmp(fmtname, "torch-snapshot"))
 		fmt = FMT_TORCH;
+	else if (!strcmp(fmtname, "parquet") && out && strcmp(out, "-"))
+		fmt = FMT_PARQUET;
+	else if (!strcmp(fmtname, "parquet"))
+		cli_usage_error("export", "parquet needs -o DIR (docs/warehouse.md)");
 	else
-		cli_usage_error("export", "unknown format '%s' (perfetto, collapsed or torch-snapshot)",
-				fmtname);
+		cli_usage_error("export", "unknown format '%s' (perfetto, collapsed, torch-snapshot or "
+				"parquet)", fmtname);
+	if (fmt == FMT_PARQUET && atname) {
+		cli_usage_error("export", "parquet holds the whole run: --at does not apply");
+		fmt = FMT_NONE;
+	}
 	/* the default: each device's peak for the flame graph, the whole run
 	   for the timeline and for memory_viz (its trace, to the end) */
 	if (fmt != FMT_NONE && !atname)
