@@ -414,8 +414,8 @@ static int alloc_row(struct sinkx *x, int proc, const struct pend *p, uint64_t f
 	return 0;
 }
 
-static int sink_record(void *ctx, const struct srec *r, uint64_t seq, uint64_t alloc_seq,
-		       uint64_t bytes, int dev)
+static int sink_record(void *ctx, const struct analysis *a, const struct srec *r, uint64_t seq,
+		       uint64_t alloc_seq, uint64_t bytes, int dev)
 {
 	struct sinkx *x = ctx;
 	const struct mt_event *e;
