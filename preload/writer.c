@@ -124,6 +124,21 @@ static void unlock(void)
 	pthread_mutex_unlock(&writer_lock);
 }
 
+/* For the pytest plugin (python/memtrace_pytest.py), which reads the trace
+   so far: the path of this process's trace file into buf (NUL-ended); its
+   length, or -1 when this process has no file open (none yet, tracing
+   stopped, or a buf too small). */
+MT_EXPORT int memtrace_trace_path(char *buf, size_t len)
+{
+	int s = atomic_load(&mt_writer_state);
+	size_t n = strlen(path);
+
+	if (s != W_OPEN || !n || !buf || n >= len || file_pid != getpid())
+		return -1;
+	memcpy(buf, path, n + 1);
+	return (int)n;
+}
+
 uint32_t mt_writer_epoch(void)
 {
 	return atomic_load_explicit(&mt_writer_epoch_now, memory_order_relaxed);

@@ -58,6 +58,7 @@ need xxd command -v xxd
 [ "$check_only" = 0 ] && need prometheus command -v promtool
 [ "$check_only" = 0 ] && need prometheus-node-exporter command -v prometheus-node-exporter
 [ "$check_only" = 0 ] && need cmake command -v ctest
+[ "$check_only" = 0 ] && need python3-pytest /usr/bin/python3 -m pytest --version
 
 cuda_ok=1
 have_header cuda.h && have_header cuda_runtime_api.h || cuda_ok=0

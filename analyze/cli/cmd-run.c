@@ -488,7 +488,8 @@ static int find_python_dir(const char *lib, char *dir, size_t len)
 
 /*
  * The Python side's part of the contract (docs/environment.md): the
- * bootstrap first on PYTHONPATH and MEMTRACE_TORCH=1, unless --no-torch or
+ * bootstrap first on PYTHONPATH, MEMTRACE_TORCH=1 and MEMTRACE_CLI (this
+ * command, for the pytest plugin), unless --no-torch or
  * MEMTRACE_TORCH=0 already. PYTHONPATH stays set for the command's own
  * children (spawn workers, torchrun ranks).
  */
@@ -515,6 +516,9 @@ static void set_python_env(const struct options *o, const char *lib)
 	setenv("PYTHONPATH", path, 1);
 	free(path);
 	setenv("MEMTRACE_TORCH", "1", 1);
+	/* the pytest plugin reads the trace so far with this very command */
+	if (realpath("/proc/self/exe", dir))
+		setenv("MEMTRACE_CLI", dir, 1);
 	if (o->torch_snapshot)
 		setenv("MEMTRACE_TORCH_SNAPSHOT", "1", 1);
 }
