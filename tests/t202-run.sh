@@ -11,6 +11,10 @@
 
 GEN=$B/tests/unit/test-analyze-reader
 [ -x "$GEN" ] || skip "no $GEN (make build/tests/unit/test-analyze-reader)"
+# inside `run`, the generator runs without the recorder: it needs none, and
+# with make ASAN=1 it is built with ASan, whose runtime a preloaded library
+# must not precede
+RGEN="env -u LD_PRELOAD $GEN"
 if [ -f "$B/libmemtrace.so" ]; then
 	LIB=$(cd "$B" && pwd -P)/libmemtrace.so
 else
@@ -80,9 +84,9 @@ case "$id1" in ''|0|*[!0-9]*) fail "MEMTRACE_RUN_ID '$id1' is not a non-zero num
 # the list of traces (--no-summary): this run's only, the output first
 "$GEN" --write-sample sub/t.5.bin run_id=1 pid=5 || fail "cannot write a trace"
 mt run --no-summary -o sub/t.bin -- sh -c '
-	'"$GEN"' --write-sample "$MEMTRACE_OUTPUT" run_id=$MEMTRACE_RUN_ID &&
-	'"$GEN"' --write-sample sub/t.77.bin run_id=$MEMTRACE_RUN_ID pid=77 torn &&
-	'"$GEN"' --write-sample sub/t.6.bin run_id=$MEMTRACE_RUN_ID pid=6 &&
+	'"$RGEN"' --write-sample "$MEMTRACE_OUTPUT" run_id=$MEMTRACE_RUN_ID &&
+	'"$RGEN"' --write-sample sub/t.77.bin run_id=$MEMTRACE_RUN_ID pid=77 torn &&
+	'"$RGEN"' --write-sample sub/t.6.bin run_id=$MEMTRACE_RUN_ID pid=6 &&
 	exit 4'
 expect 4 "memtrace: warning: 'sub/t.77.bin': 1 torn record skipped (the process was killed while writing)
 memtrace: wrote sub/t.bin (pid 4242, 4 events)
@@ -90,9 +94,9 @@ memtrace: wrote sub/t.6.bin (pid 6, 4 events)
 memtrace: wrote sub/t.77.bin (pid 77, 4 events)" "list of traces"
 # the summary instead (its figures: t203): the same traces, and how to report on them
 mt run -o sub/t.bin -- sh -c '
-	'"$GEN"' --write-sample "$MEMTRACE_OUTPUT" run_id=$MEMTRACE_RUN_ID &&
-	'"$GEN"' --write-sample sub/t.6.bin run_id=$MEMTRACE_RUN_ID pid=6 &&
-	'"$GEN"' --write-sample sub/t.66.bin run_id=$MEMTRACE_RUN_ID pid=6 &&
+	'"$RGEN"' --write-sample "$MEMTRACE_OUTPUT" run_id=$MEMTRACE_RUN_ID &&
+	'"$RGEN"' --write-sample sub/t.6.bin run_id=$MEMTRACE_RUN_ID pid=6 &&
+	'"$RGEN"' --write-sample sub/t.66.bin run_id=$MEMTRACE_RUN_ID pid=6 &&
 	exit 4'
 expect_eq "$rc" 4 "summary: exit status"
 expect_eq "$(grep -c '^memtrace: device [01]: peak ' "$T/err")" 2 "summary: device lines"

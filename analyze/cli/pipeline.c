@@ -106,8 +106,8 @@ static int caching_cb(void *ctx, int proc, uint32_t stack)
 	return sym_is_caching(p->sy, p->s, proc, stack);
 }
 
-int pipeline_run(struct pipeline *p, char **files, int n, const struct pipeline_opts *o,
-		 void (*warn)(const char *msg), int *status, char *err, size_t errlen)
+static int run(struct pipeline *p, char **files, int n, const struct pipeline_opts *o,
+	       void (*warn)(const char *msg), int *status, char *err, size_t errlen)
 {
 	struct shm_result shm;
 
@@ -179,6 +179,16 @@ int pipeline_run(struct pipeline *p, char **files, int n, const struct pipeline_
 nomem:
 	snprintf(err, errlen, "out of memory");
 	return -1;
+}
+
+int pipeline_run(struct pipeline *p, char **files, int n, const struct pipeline_opts *o,
+		 void (*warn)(const char *msg), int *status, char *err, size_t errlen)
+{
+	if (run(p, files, n, o, warn, status, err, errlen)) {
+		pipeline_free(p); /* what the steps before the failing one built */
+		return -1;
+	}
+	return 0;
 }
 
 void pipeline_free(struct pipeline *p)

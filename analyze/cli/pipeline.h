@@ -38,7 +38,8 @@ struct pipeline {
 /*
  * Runs everything; warnings about damaged traces go through warn(). On
  * failure returns -1 with a message in err and *status the exit status
- * (1 bad input or runtime error, 2 missing file).
+ * (1 bad input or runtime error, 2 missing file), and everything it had
+ * opened freed: pipeline_free() is then not needed (and harmless).
  */
 int pipeline_run(struct pipeline *p, char **files, int n, const struct pipeline_opts *o,
 		 void (*warn)(const char *msg), int *status, char *err, size_t errlen);

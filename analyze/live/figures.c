@@ -180,7 +180,8 @@ static int build_sites(struct lv *v, struct follow *f, enum lv_sort sort, int pr
 		o->count = s->count;
 		o->growth = (int64_t)(s->live - base);
 	}
-	qsort(v->sites, (size_t)n, sizeof(*v->sites), cmp_name);
+	if (n > 1)      /* v->sites is NULL while no site was ever seen */
+		qsort(v->sites, (size_t)n, sizeof(*v->sites), cmp_name);
 	for (int i = 0; i < n; i++) {
 		if (m && !cmp_name(&v->sites[m - 1], &v->sites[i])) {
 			struct lv_site *o = &v->sites[m - 1];
@@ -195,7 +196,8 @@ static int build_sites(struct lv *v, struct follow *f, enum lv_sort sort, int pr
 		v->sites[m++] = v->sites[i];
 	}
 	sort_by = sort;
-	qsort(v->sites, (size_t)m, sizeof(*v->sites), cmp_sort);
+	if (m > 1)
+		qsort(v->sites, (size_t)m, sizeof(*v->sites), cmp_sort);
 	v->nsites = m;
 	if (named)
 		sites_free(&ss);
@@ -274,7 +276,8 @@ static int build_fw(struct lv *v, struct analysis *a, int proc, int dev)
 		o->live = s->live;
 		o->peak = s->max;
 	}
-	qsort(v->tsites, (size_t)v->ntsites, sizeof(*v->tsites), cmp_tsite);
+	if (v->ntsites > 1)
+		qsort(v->tsites, (size_t)v->ntsites, sizeof(*v->tsites), cmp_tsite);
 	return 0;
 }
 

@@ -233,16 +233,23 @@ static void fib_main(int who)
 		fib_down(who, (int)(rnd() % 12));
 }
 
-static void mode_fiber(void)
+/* getcontext() returns twice: no variable that changes after it (a loop
+   counter) may live across it, so each fiber is made in a call of its own */
+static void fib_make(int who)
 {
 	static char stacks[2][256 << 10];
-	for (int i = 0; i < 2; i++) {
-		getcontext(&fib_uc[i]);
-		fib_uc[i].uc_stack.ss_sp = stacks[i];
-		fib_uc[i].uc_stack.ss_size = sizeof stacks[i];
-		fib_uc[i].uc_link = &main_uc;
-		makecontext(&fib_uc[i], (void (*)(void))fib_main, 1, i);
-	}
+
+	getcontext(&fib_uc[who]);
+	fib_uc[who].uc_stack.ss_sp = stacks[who];
+	fib_uc[who].uc_stack.ss_size = sizeof stacks[who];
+	fib_uc[who].uc_link = &main_uc;
+	makecontext(&fib_uc[who], (void (*)(void))fib_main, 1, who);
+}
+
+static void mode_fiber(void)
+{
+	for (int i = 0; i < 2; i++)
+		fib_make(i);
 	for (int i = 0; i < 8; i++) {
 		swapcontext(&main_uc, &fib_uc[0]);
 		pair(3 * 4096);

@@ -105,9 +105,11 @@ int main(void)
 	}
 
 	TEST("file_descriptor strategy: unlinked at once, held by descriptor and mapping") {
+		char names[4][8];   /* as the trace's strings: alive while r is read */
+
 		for (int i = 0; i < 4; i++) {
-			char *name = malloc(8);
-			snprintf(name, 8, "/fd%d", i);
+			char *name = names[i];
+			snprintf(name, sizeof names[i], "/fd%d", i);
 			create(0, 100 + 10 * (uint64_t)i, 3 + i, 1 * MiB, 0x10000 * (uint64_t)(i + 1), name);
 			op(0, 103 + 10 * (uint64_t)i, MT_SHM_UNLINK, -1, 0, 0, 0, 0, name);
 		}
