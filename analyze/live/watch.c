@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -389,8 +390,23 @@ static void linger(struct state *st, const struct watch_opts *o, int lfd, struct
 		_exit(0);
 }
 
+/* Says once that traces could not be followed (follow_missed). */
+static void say_missed(int n, int *said)
+{
+	struct rlimit rl;
+
+	if (n <= 0 || *said)
+		return;
+	*said = 1;
+	getrlimit(RLIMIT_NOFILE, &rl);
+	fprintf(stderr, "memtrace: warning: %d trace%s of the run could not be followed: no file "
+		"descriptor left (open files limit %llu); their processes are not in the figures\n",
+		n, n == 1 ? "" : "s", (unsigned long long)rl.rlim_cur);
+}
+
 int watch_run(const struct watch_opts *o, char *err, size_t errlen)
 {
+	int missed_said = 0, missed_max = 0;
 	struct state st = { o, NULL, NULL, NULL, NULL, 0, LV_SORT_BYTES, -1, -1, 0, 0 };
 	struct conn *conns[MAX_CONN] = { 0 };
 	int lfd = -1, rc = -1, stopped = 0, port = 0;
@@ -414,6 +430,7 @@ int watch_run(const struct watch_opts *o, char *err, size_t errlen)
 		else
 			lv_text(stdout, st.v, o->bytes, o->max_sites);
 		rc = fflush(stdout) ? -1 : 0;
+		say_missed(follow_missed(st.f), &missed_said);
 		if (rc)
 			snprintf(err, errlen, "cannot write the frame: %s", strerror(errno));
 		goto out;
@@ -441,6 +458,10 @@ int watch_run(const struct watch_opts *o, char *err, size_t errlen)
 					   (stopped && follow_poll(st.f, 1, err, errlen) < 0)))
 				goto out;
 			next_poll = now + (interval < POLL_MS ? interval : POLL_MS);
+			if (follow_missed(st.f) > missed_max)
+				missed_max = follow_missed(st.f);
+			if (!st.sc)
+				say_missed(missed_max, &missed_said);
 		}
 		/* the job over: a last frame of everything, then the end */
 		over = stopped || (o->stop_fd < 0 && !st.sc && follow_done(st.f));
@@ -501,6 +522,11 @@ int watch_run(const struct watch_opts *o, char *err, size_t errlen)
 			take_conns(lfd, conns);
 		serve_conns(conns, st.body ? st.body : "", st.blen);
 	}
+	if (st.sc) {
+		screen_close(st.sc);
+		st.sc = NULL;
+	}
+	say_missed(missed_max, &missed_said);
 	if (st.quit && !follow_done(st.f)) {
 		if (st.sc)
 			screen_close(st.sc);
