@@ -35,13 +35,15 @@ static const char usage_text[] =
 	"  --metrics-textfile DIR     write DIR/memtrace.prom for node_exporter's\n"
 	"                             textfile collector every interval\n"
 	"  --metrics-top-sites K      sites in the metrics (default 10)\n"
+	"  --metrics-linger S         once the job is over, serve its last figures on\n"
+	"                             /metrics for S more seconds (default 30, 0: none)\n"
 	"  --sysroot DIR, --debug-dir DIR  where to find the binaries' symbols\n"
 	"\n"
 	"Keys: s sort sites by bytes, count or growth; p next process; d next device;\n"
 	"m mark (growth since now); space pause; q quit. Series: docs/metrics.md.\n";
 
 enum { OPT_DIR = 1, OPT_ONCE, OPT_JSON, OPT_BYTES, OPT_SITES, OPT_INTERVAL, OPT_PORT, OPT_TEXTFILE,
-       OPT_TOPK };
+       OPT_TOPK, OPT_LINGER };
 
 /* Seconds as milliseconds, 0.05 to 3600; -1 when s is not one. */
 int cli_interval_ms(const char *s)
@@ -97,6 +99,7 @@ int cmd_top(int argc, char **argv)
 		{ "metrics-port", required_argument, NULL, OPT_PORT },
 		{ "metrics-textfile", required_argument, NULL, OPT_TEXTFILE },
 		{ "metrics-top-sites", required_argument, NULL, OPT_TOPK },
+		{ "metrics-linger", required_argument, NULL, OPT_LINGER },
 		{ "help", no_argument, NULL, 'h' },
 		CLI_SYM_OPTIONS,
 		{ NULL, 0, NULL, 0 }
@@ -109,6 +112,7 @@ int cmd_top(int argc, char **argv)
 	o.max_sites = 20;
 	o.interval_ms = 1000;
 	o.top_sites = 10;
+	o.linger_ms = 30000;
 	o.stop_fd = o.ready_fd = -1;
 	o.screen = 1;
 	optind = 0;
@@ -160,6 +164,15 @@ int cmd_top(int argc, char **argv)
 				return cli_usage_error("top", "bad --metrics-top-sites '%s' (0 to 1000)",
 						       optarg);
 			break;
+		case OPT_LINGER: {
+			double v = strtod(optarg, &end);
+
+			if (!*optarg || *end || !(v >= 0 && v <= 86400))
+				return cli_usage_error("top", "bad --metrics-linger '%s' (seconds, 0 to 86400)",
+						       optarg);
+			o.linger_ms = (int)(v * 1000 + 0.5);
+			break;
+		}
 		case OPT_SYSROOT: case OPT_DEBUG_DIR:
 			cli_sym_option(c, optarg, &o.sym);
 			break;

@@ -45,6 +45,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -128,6 +129,9 @@ struct follow {
 	struct shm_op *shm;
 	size_t nshm, cap_shm;
 	struct symbols *sy;
+	int missed;                 /* traces the last look could not open:
+	                               no file descriptor left */
+	int closed;                 /* traces closed (ended) by this poll */
 };
 
 static int grow(void **p, size_t *cap, size_t need, size_t elem)
@@ -695,8 +699,13 @@ static int try_file(struct follow *f, const char *path, int named)
 	size_t cap = (size_t)f->nfiles;
 	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 
-	if (fd < 0)
+	if (fd < 0) {
+		/* no descriptor left: looked for again once ended traces are
+		   closed */
+		if (errno == EMFILE || errno == ENFILE)
+			f->missed++;
 		return 0;
+	}
 	if (pread(fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h) ||
 	    memcmp(h.magic, MT_MAGIC, sizeof(h.magic)) || h.version == 0 ||
 	    h.version > MT_FORMAT_VERSION || h.header_size < MT_FILE_HEADER_SIZE ||
@@ -743,8 +752,9 @@ static int discover(struct follow *f)
 	char path[PATH_MAX];
 	char **names = NULL;
 	size_t n = 0, cap = 0;
-	int rc = 0;
+	int rc = 0, was = f->missed;
 
+	f->missed = 0;
 	if (f->stem && !f->nfiles) {
 		/* the named trace first: it gives the run id (a parent that
 		   makes no CUDA call has none: its workers' traces are taken) */
@@ -752,8 +762,12 @@ static int discover(struct follow *f)
 		if (try_file(f, path, 1) < 0)
 			rc = -1;
 	}
-	if (!d)
+	if (!d) {
+		/* no descriptor for the folder either: what was missed still is */
+		if (errno == EMFILE || errno == ENFILE)
+			f->missed = was > f->missed ? was : f->missed ? f->missed : 1;
 		return rc;
+	}
 	while ((de = readdir(d))) {
 		if (!wanted_name(f, de->d_name))
 			continue;
@@ -858,6 +872,7 @@ static void settle_file(struct follow *f, struct ftrace *ft)
 		ft->finished = 1;
 		close(ft->fd);
 		ft->fd = -1;
+		f->closed++;
 	}
 }
 
@@ -949,7 +964,7 @@ static int release_before(struct follow *f, const struct fslab *sl)
 	return 0;
 }
 
-long follow_poll(struct follow *f, int flush, char *err, size_t errlen)
+static long poll_once(struct follow *f, int flush, char *err, size_t errlen)
 {
 	uint64_t w;
 	long n = 0;
@@ -1045,10 +1060,42 @@ nomem:
 	return -1;
 }
 
+/*
+ * One read of everything, again while traces were left unopened for want
+ * of file descriptors and this read closed some or fed records (their
+ * processes ending):
+ * a run of more processes than descriptors is followed whole once most of
+ * them are over (a trace closed keeps its figures).
+ */
+long follow_poll(struct follow *f, int flush, char *err, size_t errlen)
+{
+	long n = 0, r;
+	int rounds = 0, idle = 0;
+
+	/* a trace is closed a read or two after its last record was fed */
+	do {
+		f->closed = 0;
+		if ((r = poll_once(f, flush, err, errlen)) < 0)
+			return -1;
+		n += r;
+		idle = f->closed || r > 0 ? 0 : idle + 1;
+	} while (f->missed && idle < 3 && ++rounds < (flush ? 100000 : 16));
+	return n;
+}
+
+int follow_missed(const struct follow *f) { return f->missed; }
+
 struct follow *follow_open(const char *path, const char *dir, const struct sym_opts *sym,
 			   char *err, size_t errlen)
 {
 	struct follow *f = calloc(1, sizeof(*f));
+	struct rlimit rl;
+
+	/* a trace open per process followed: as many as the hard limit */
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
 
 	if (!f)
 		goto nomem;

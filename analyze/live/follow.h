@@ -71,6 +71,9 @@ const struct follow_proc *follow_proc(const struct follow *f, int i);
 int follow_done(const struct follow *f);
 /* Records fed so far; of them, those older than one fed before (late). */
 void follow_counts(const struct follow *f, uint64_t *fed, uint64_t *late, uint64_t *bytes_read);
+/* Traces of the run that the last poll could not open: no file descriptor
+   left (RLIMIT_NOFILE, raised to its hard limit by follow_open). */
+int follow_missed(const struct follow *f);
 /* The shared memory state of the records fed so far (shm.c). */
 int follow_shm(struct follow *f, struct shm_result *out, char *err, size_t errlen);
 

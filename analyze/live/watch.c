@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -28,14 +29,19 @@
 #include "live/screen.h"
 #include "live/watch.h"
 
-#define MAX_CONN 16
+#define MAX_CONN 64
 #define REQ_MAX 8192
 #define POLL_MS 200
+#define REQ_MS 1000                 /* to send a whole request */
+#define SEND_MS 5000                /* to take a whole answer */
 
+/* A connection: reading its request, then sending its answer (out). */
 struct conn {
 	int fd;
 	size_t n;
-	int64_t since;
+	int64_t since;              /* accepted, then answered */
+	char *out;                  /* the answer, NULL while reading */
+	size_t olen, opos;
 	char req[REQ_MAX];
 };
 
@@ -94,7 +100,7 @@ static int listen_on(const char *spec, int *port_out, char *err, size_t errlen)
 	inet_pton(AF_INET, addr, &sa.sin_addr);
 	fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
-	    bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || listen(fd, 16) ||
+	    bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || listen(fd, 256) ||
 	    getsockname(fd, (struct sockaddr *)&sa, &sl)) {
 		snprintf(err, errlen, "cannot listen on %s:%d: %s", addr, port, strerror(errno));
 		if (fd >= 0)
@@ -105,29 +111,17 @@ static int listen_on(const char *spec, int *port_out, char *err, size_t errlen)
 	return fd;
 }
 
-static void send_all(int fd, const char *p, size_t n)
-{
-	int64_t until = now_ms() + 1000;
-
-	while (n) {
-		ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
-
-		if (w > 0) {
-			p += w;
-			n -= (size_t)w;
-		} else if (w < 0 && (errno == EAGAIN || errno == EINTR) && now_ms() < until) {
-			struct pollfd pf = { fd, POLLOUT, 0 };
-
-			poll(&pf, 1, 100);
-		} else {
-			return;
-		}
-	}
-}
-
-/* Answers a complete request; 1 when it was answered, 0 to wait for more. */
+/*
+ * Makes the answer to a complete request (c->out, sent by the loop as the
+ * client takes it: a client that does not read holds only its own
+ * connection); 1 when there is one, 0 to wait for more, -1 on memory
+ * failure (the connection is dropped).
+ */
 static int answer(struct conn *c, const char *body, size_t blen)
 {
+	static const char nf[] = "HTTP/1.1 404 Not Found\r\nContent-Type: text/plain\r\n"
+				 "Content-Length: 20\r\nConnection: close\r\n\r\n"
+				 "only /metrics here\r\n";
 	char hdr[256];
 	int n;
 
@@ -137,15 +131,108 @@ static int answer(struct conn *c, const char *body, size_t blen)
 		n = snprintf(hdr, sizeof(hdr), "HTTP/1.1 200 OK\r\nContent-Type: text/plain; "
 			     "version=0.0.4; charset=utf-8\r\nContent-Length: %zu\r\n"
 			     "Connection: close\r\n\r\n", blen);
-		send_all(c->fd, hdr, (size_t)n);
-		send_all(c->fd, body, blen);
 	} else {
-		static const char nf[] = "HTTP/1.1 404 Not Found\r\nContent-Type: text/plain\r\n"
-					 "Content-Length: 20\r\nConnection: close\r\n\r\n"
-					 "only /metrics here\r\n";
-		send_all(c->fd, nf, sizeof(nf) - 1);
+		n = (int)sizeof(nf) - 1;
+		memcpy(hdr, nf, sizeof(nf));
+		blen = 0;
+	}
+	if (!(c->out = malloc((size_t)n + blen + 1)))
+		return -1;
+	memcpy(c->out, hdr, (size_t)n);
+	if (blen)
+		memcpy(c->out + n, body, blen);
+	c->olen = (size_t)n + blen;
+	c->opos = 0;
+	c->since = now_ms();
+	return 1;
+}
+
+/* Sends what c's answer has left; 1 when all of it went, 0 for later, -1
+   when the client is gone. */
+static int send_more(struct conn *c)
+{
+	while (c->opos < c->olen) {
+		ssize_t w = send(c->fd, c->out + c->opos, c->olen - c->opos, MSG_NOSIGNAL);
+
+		if (w > 0)
+			c->opos += (size_t)w;
+		else if (w < 0 && errno == EINTR)
+			continue;
+		else
+			return w < 0 && errno == EAGAIN ? 0 : -1;
 	}
 	return 1;
+}
+
+static void conn_close(struct conn **cp)
+{
+	close((*cp)->fd);
+	free((*cp)->out);
+	free(*cp);
+	*cp = NULL;
+}
+
+/*
+ * Takes the new connections. With every place taken, the one that has
+ * waited longest for its request makes room (it had its second, or has
+ * sent nothing): idle clients never shut a scrape out.
+ */
+static void take_conns(int lfd, struct conn **conns)
+{
+	for (int k = 0; k < 4 * MAX_CONN; k++) {
+		int cfd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC), i, old = -1;
+
+		if (cfd < 0)
+			return;
+		for (i = 0; i < MAX_CONN && conns[i]; i++)
+			if (!conns[i]->out && (old < 0 || conns[i]->since < conns[old]->since))
+				old = i;
+		if (i == MAX_CONN) {
+			for (i = 0; old < 0 && i < MAX_CONN; i++)
+				if (old < 0 || conns[i]->since < conns[old]->since)
+					old = i;
+			i = old >= 0 ? old : 0;
+			conn_close(&conns[i]);
+		}
+		if (!(conns[i] = calloc(1, sizeof(struct conn)))) {
+			close(cfd);
+			continue;
+		}
+		conns[i]->fd = cfd;
+		conns[i]->since = now_ms();
+	}
+}
+
+/* Reads, answers and sends on every connection; drops those done, gone,
+   too large, or out of time. */
+static void serve_conns(struct conn **conns, const char *body, size_t blen)
+{
+	for (int i = 0; i < MAX_CONN; i++) {
+		struct conn *c = conns[i];
+		int64_t now = now_ms();
+		int drop = 0;
+
+		if (!c)
+			continue;
+		if (!c->out) {
+			ssize_t r = recv(c->fd, c->req + c->n, sizeof(c->req) - 1 - c->n, 0);
+			int a = 0;
+
+			if (r > 0) {
+				c->n += (size_t)r;
+				a = answer(c, body, blen);
+			}
+			drop = a < 0 || r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR) ||
+			       (!a && (c->n >= sizeof(c->req) - 1 || now - c->since > REQ_MS));
+		}
+		if (!drop && c->out) {
+			int s = send_more(c);
+
+			drop = s != 0 || now - c->since > SEND_MS;
+		}
+		if (drop)
+			conn_close(&conns[i]);
+	}
 }
 
 static int write_textfile(const char *dir, const char *body, size_t n)
@@ -246,8 +333,80 @@ static void on_key(struct state *st, int key)
 	}
 }
 
+/*
+ * The job is over: its last frame stays on /metrics (and in the textfile,
+ * which is left as it is) for o->linger_ms, so that a scrape after the end
+ * still sees it. The watcher of `memtrace run` (stop_fd) does it in a
+ * process of its own, so the launcher does not wait for it.
+ */
+static void linger(struct state *st, const struct watch_opts *o, int lfd, struct conn **conns)
+{
+	int64_t until;
+
+	if (lfd < 0)
+		return;         /* the textfile keeps the last frame by itself */
+	if (o->stop_fd >= 0) {
+		pid_t pid;
+		int nul;
+
+		fflush(NULL);
+		if ((pid = fork()) != 0)
+			return;     /* (or it failed: no lingering) */
+		setsid();
+		nul = open("/dev/null", O_RDWR | O_CLOEXEC);
+		if (nul >= 0) {
+			dup2(nul, 0);
+			dup2(nul, 1);
+			dup2(nul, 2);
+			close(nul);
+		}
+		close(o->stop_fd);
+	} else {
+		fprintf(stderr, "memtrace: the job is over; its last figures stay on /metrics for "
+			"%.3g s (--metrics-linger)\n", o->linger_ms / 1000.0);
+	}
+	until = now_ms() + o->linger_ms;
+	for (int64_t now; (now = now_ms()) < until;) {
+		struct pollfd pf[MAX_CONN + 1];
+		int np = 0;
+		int64_t wait = until - now;
+
+		pf[np].fd = lfd;
+		pf[np++].events = POLLIN;
+		for (int i = 0; i < MAX_CONN; i++)
+			if (conns[i]) {
+				pf[np].fd = conns[i]->fd;
+				pf[np++].events = conns[i]->out ? POLLOUT : POLLIN;
+			}
+		if (np > 1 && wait > POLL_MS)
+			wait = POLL_MS;
+		if (poll(pf, (nfds_t)np, (int)wait) < 0 && errno != EINTR)
+			break;
+		if (pf[0].revents & POLLIN)
+			take_conns(lfd, conns);
+		serve_conns(conns, st->body ? st->body : "", st->blen);
+	}
+	if (o->stop_fd >= 0)
+		_exit(0);
+}
+
+/* Says once that traces could not be followed (follow_missed). */
+static void say_missed(int n, int *said)
+{
+	struct rlimit rl;
+
+	if (n <= 0 || *said)
+		return;
+	*said = 1;
+	getrlimit(RLIMIT_NOFILE, &rl);
+	fprintf(stderr, "memtrace: warning: %d trace%s of the run could not be followed: no file "
+		"descriptor left (open files limit %llu); their processes are not in the figures\n",
+		n, n == 1 ? "" : "s", (unsigned long long)rl.rlim_cur);
+}
+
 int watch_run(const struct watch_opts *o, char *err, size_t errlen)
 {
+	int missed_said = 0, missed_max = 0;
 	struct state st = { o, NULL, NULL, NULL, NULL, 0, LV_SORT_BYTES, -1, -1, 0, 0 };
 	struct conn *conns[MAX_CONN] = { 0 };
 	int lfd = -1, rc = -1, stopped = 0, port = 0;
@@ -271,6 +430,7 @@ int watch_run(const struct watch_opts *o, char *err, size_t errlen)
 		else
 			lv_text(stdout, st.v, o->bytes, o->max_sites);
 		rc = fflush(stdout) ? -1 : 0;
+		say_missed(follow_missed(st.f), &missed_said);
 		if (rc)
 			snprintf(err, errlen, "cannot write the frame: %s", strerror(errno));
 		goto out;
@@ -298,6 +458,10 @@ int watch_run(const struct watch_opts *o, char *err, size_t errlen)
 					   (stopped && follow_poll(st.f, 1, err, errlen) < 0)))
 				goto out;
 			next_poll = now + (interval < POLL_MS ? interval : POLL_MS);
+			if (follow_missed(st.f) > missed_max)
+				missed_max = follow_missed(st.f);
+			if (!st.sc)
+				say_missed(missed_max, &missed_said);
 		}
 		/* the job over: a last frame of everything, then the end */
 		over = stopped || (o->stop_fd < 0 && !st.sc && follow_done(st.f));
@@ -323,7 +487,7 @@ int watch_run(const struct watch_opts *o, char *err, size_t errlen)
 		for (int i = 0; i < MAX_CONN; i++)
 			if (conns[i]) {
 				pf[np].fd = conns[i]->fd;
-				pf[np++].events = POLLIN;
+				pf[np++].events = conns[i]->out ? POLLOUT : POLLIN;
 			}
 		if (o->stop_fd >= 0) {
 			t = np;
@@ -354,45 +518,31 @@ int watch_run(const struct watch_opts *o, char *err, size_t errlen)
 				(void)lv_update(st.v, st.f, st.sort, st.proc, st.dev);
 			screen_draw(st.sc, st.v, st.sort, st.proc, st.dev, st.paused);
 		}
-		if (lfd >= 0 && (pf[0].revents & POLLIN)) {
-			int cfd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-
-			for (int i = 0; cfd >= 0 && i < MAX_CONN; i++)
-				if (!conns[i] && (conns[i] = calloc(1, sizeof(struct conn)))) {
-					conns[i]->fd = cfd;
-					conns[i]->since = now_ms();
-					cfd = -1;
-				}
-			if (cfd >= 0)
-				close(cfd);     /* too many at once */
-		}
-		for (int i = 0; i < MAX_CONN; i++) {
-			struct conn *c = conns[i];
-			ssize_t r;
-
-			if (!c)
-				continue;
-			r = recv(c->fd, c->req + c->n, sizeof(c->req) - 1 - c->n, 0);
-			if (r > 0)
-				c->n += (size_t)r;
-			if ((r > 0 && answer(c, st.body ? st.body : "", st.blen)) || r == 0 ||
-			    (r < 0 && errno != EAGAIN && errno != EINTR) ||
-			    c->n >= sizeof(c->req) - 1 || now_ms() - c->since > 1000) {
-				close(c->fd);
-				free(c);
-				conns[i] = NULL;
-			}
-		}
+		if (lfd >= 0 && (pf[0].revents & POLLIN))
+			take_conns(lfd, conns);
+		serve_conns(conns, st.body ? st.body : "", st.blen);
+	}
+	if (st.sc) {
+		screen_close(st.sc);
+		st.sc = NULL;
+	}
+	say_missed(missed_max, &missed_said);
+	if (st.quit && !follow_done(st.f)) {
+		if (st.sc)
+			screen_close(st.sc);
+		st.sc = NULL;
+		fprintf(stderr, "memtrace: the view is closed; the job keeps running%s\n",
+			o->stop_fd >= 0 ? " (memtrace run waits for it)" : "");
+	} else if (!st.quit && o->linger_ms > 0 && (lfd >= 0 || o->textfile_dir)) {
+		linger(&st, o, lfd, conns);
 	}
 	rc = 0;
 out:
 	if (st.sc)
 		screen_close(st.sc);
 	for (int i = 0; i < MAX_CONN; i++)
-		if (conns[i]) {
-			close(conns[i]->fd);
-			free(conns[i]);
-		}
+		if (conns[i])
+			conn_close(&conns[i]);
 	if (lfd >= 0)
 		close(lfd);
 	free(st.body);

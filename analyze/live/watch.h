@@ -27,6 +27,8 @@ struct watch_opts {
 	const char *metrics_addr;   /* "ADDR:PORT" or "PORT", NULL: no server */
 	const char *textfile_dir;   /* NULL: no textfile */
 	int top_sites;              /* sites in the metrics (default 10) */
+	int linger_ms;              /* the job over: its last frame stays on
+	                               /metrics this long (0: not at all) */
 	int stop_fd;                /* readable (EOF) when the job is over, -1 */
 	int ready_fd;               /* written once the server listens, -1 */
 };
