@@ -32,7 +32,7 @@ mk fwexpand "$CLIENTS/dl-fwgen" expand
 [ "$(ls threads*.bin short*.bin pools*.bin fw*.bin | wc -l)" = 6 ] || fail "a seed wrote more than one trace: $(ls ./*.bin)"
 
 python3 "$ROOT/tests/fuzz/fuzz2.py" --memtrace "$MEMTRACE" --work "$T/work" --seed "$seed" \
-	--seconds "$seconds" --jobs 2 threads.bin short.bin pools.bin fwsplit.bin fwleak.bin fwexpand.bin >fuzz.out 2>&1
+	--seconds "$seconds" --jobs 2 --strict-top threads.bin short.bin pools.bin fwsplit.bin fwleak.bin fwexpand.bin >fuzz.out 2>&1
 rc=$?
 cat fuzz.out
 [ $rc = 0 ] || fail "fuzz2 (seed $seed): $(grep -c '^FAIL' fuzz.out) mutants broke a promise"

@@ -15,6 +15,7 @@
 #include "cli/cmd.h"
 #include "live/watch.h"
 #include "memtrace/trace-format.h"
+#include "trace/trace-read.h"
 
 static const char usage_text[] =
 	"usage: memtrace top [OPTIONS] (TRACE | --dir DIR)\n"
@@ -57,14 +58,18 @@ int cli_interval_ms(const char *s)
 }
 
 /*
- * --once on TRACE: the trace must be there now, and be one (its magic), as
- * `memtrace report` wants it; 0, or the exit status after one error line:
- * 2 when it cannot be opened, 1 when it is not a trace. (Without --once,
- * a trace not there yet is waited for: the job may be starting.)
+ * --once on TRACE: the trace must be there now, and be one, as `memtrace
+ * report` wants it: checked by the reader's own trace_open() (every slab
+ * and record), so a trace report refuses is refused here with the same
+ * line, and the damage a trace survived is warned as report warns it; 0,
+ * or the exit status after one error line: 2 when it cannot be opened, 1
+ * when it is not a valid trace. (Without --once, a trace not there yet is
+ * waited for: the job may be starting.)
  */
 static int once_trace_ok(const char *path)
 {
-	char magic[sizeof(((struct mt_file_header *)0)->magic)];
+	char magic[sizeof(((struct mt_file_header *)0)->magic)], err[1024];
+	struct trace *t;
 	struct stat st;
 	ssize_t n;
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
@@ -84,6 +89,13 @@ static int once_trace_ok(const char *path)
 		cli_error("'%s': not a memtrace trace (bad magic)", path);
 		return 1;
 	}
+	if (!(t = trace_open(path, err, sizeof(err)))) {
+		cli_error("%s", err);
+		return 1;
+	}
+	for (unsigned i = 0; trace_warning(t, i, err, sizeof(err)) == 0; i++)
+		cli_warn("%s", err);
+	trace_close(t);
 	return 0;
 }
 
