@@ -80,6 +80,9 @@ static const char usage_text[] =
 	"  --metrics-textfile DIR  write DIR/memtrace.prom for node_exporter\n"
 	"  --metrics-interval S  seconds between frames of --top and the metrics (1)\n"
 	"  --metrics-top-sites K  sites in the metrics (default 10)\n"
+	"  --metrics-linger S  once the run is over, keep serving its last figures\n"
+	"                     on /metrics for S seconds, from a process of its own\n"
+	"                     (default 0: the endpoint ends with the run)\n"
 	"\n"
 	"Options end at CMD: what follows is CMD's, options included. They take\n"
 	"their value as --opt=V or --opt V (-oFILE or -o FILE).\n"
@@ -115,6 +118,7 @@ struct options {
 	const char *metrics_port;   /* --metrics-port [ADDR:]PORT */
 	const char *metrics_textfile;
 	int metrics_interval_ms, metrics_top_sites;
+	int metrics_linger_ms;      /* --metrics-linger, ms (0: none) */
 	int json;                   /* --json, for the check */
 	char **cmd;
 };
@@ -133,7 +137,8 @@ static time_t run_started;          /* when CMD was started */
 
 enum { OPT_DEPTH = 256, OPT_NO_FOLLOW, OPT_NO_SUMMARY, OPT_NO_TORCH, OPT_TORCH_SNAPSHOT,
        OPT_CHECK, OPT_REQUIRE_TRACE, OPT_JUNIT, OPT_JSON, OPT_PRELOAD, OPT_TOP, OPT_TOP_OUTPUT,
-       OPT_METRICS_PORT, OPT_METRICS_TEXTFILE, OPT_METRICS_INTERVAL, OPT_METRICS_TOP_SITES };
+       OPT_METRICS_PORT, OPT_METRICS_TEXTFILE, OPT_METRICS_INTERVAL, OPT_METRICS_TOP_SITES,
+       OPT_METRICS_LINGER };
 
 static const struct option long_options[] = {
 	{ "help", no_argument, NULL, 'h' },
@@ -154,6 +159,7 @@ static const struct option long_options[] = {
 	{ "metrics-textfile", required_argument, NULL, OPT_METRICS_TEXTFILE },
 	{ "metrics-interval", required_argument, NULL, OPT_METRICS_INTERVAL },
 	{ "metrics-top-sites", required_argument, NULL, OPT_METRICS_TOP_SITES },
+	{ "metrics-linger", required_argument, NULL, OPT_METRICS_LINGER },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -188,6 +194,15 @@ static int live_option(int c, const char *arg, struct options *o)
 			return cli_usage_error("run", "bad --metrics-interval '%s' (seconds, 0.05 to 3600)",
 					       arg), -1;
 		return 0;
+	case OPT_METRICS_LINGER: {
+		double v = strtod(arg, &end);
+
+		if (!*arg || *end || !(v >= 0 && v <= 86400))
+			return cli_usage_error("run", "bad --metrics-linger '%s' (seconds, 0 to 86400)",
+					       arg), -1;
+		o->metrics_linger_ms = (int)(v * 1000 + 0.5);
+		return 0;
+	}
 	default:
 		o->metrics_top_sites = (int)strtol(arg, &end, 10);
 		if (!*arg || *end || o->metrics_top_sites < 0 || o->metrics_top_sites > 1000)
@@ -227,6 +242,7 @@ static pid_t start_watcher(const struct options *o, const struct outpath *op, ui
 	w.metrics_addr = o->metrics_port;
 	w.textfile_dir = o->metrics_textfile;
 	w.top_sites = o->metrics_top_sites ? o->metrics_top_sites : 10;
+	w.linger_ms = o->metrics_linger_ms;
 	w.stop_fd = stop[0];
 	w.ready_fd = ready[1];
 	fflush(NULL);
@@ -395,7 +411,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 			break;
 		}
 		case OPT_TOP: case OPT_TOP_OUTPUT: case OPT_METRICS_PORT: case OPT_METRICS_TEXTFILE:
-		case OPT_METRICS_INTERVAL: case OPT_METRICS_TOP_SITES:
+		case OPT_METRICS_INTERVAL: case OPT_METRICS_TOP_SITES: case OPT_METRICS_LINGER:
 			if (live_option(c, optarg, o))
 				return -EXIT_USAGE;
 			break;
