@@ -55,6 +55,7 @@ static __thread struct mt_thread thread_state;
 static int traced;                        /* this process records */
 int mt_inited;                            /* mt_init() ran (mt.h) */
 static _Atomic uint64_t last_sample[MAX_DEVICES];
+static _Atomic uint64_t last_owed[MAX_DEVICES];   /* last sample taken at a free */
 
 /*
  * Samples at new highs (MEMTRACE_SAMPLE_GROWTH_US). The recorder does not
@@ -77,11 +78,15 @@ static _Atomic uint64_t last_sample[MAX_DEVICES];
  * the counter yet (a sample later, never a wrong one).
  *
  * When the count is due but the last sample is younger than the rate
- * limit, the thread owes the sample: it takes it at its next allocation
- * or free once the limit has passed; at a free before the real call
- * (mt_free_enter, with the free's own time: no clock read is added), so
- * the sample measures the state the free is about to lower. A peak whose
- * memory is freed within the rate limit of the previous sample goes
+ * limit, the thread owes the sample. It takes it at its next allocation
+ * once the limit has passed, or at the start of its next free, before the
+ * real call (mt_free_enter, with the free's own time: no clock read is
+ * added), so the sample measures the state the free is about to lower.
+ * Samples taken at frees have a window of their own (last_owed): a burst
+ * of allocations freed at once is measured at its top even when it began
+ * within the limit of the previous sample. So a device gets at most two
+ * of these samples per limit (one at an allocation, one at a free); a
+ * high freed within the limit of the previous sample taken at a free goes
  * unmeasured, as before: the report then says how long before the peak
  * its sample was taken.
  */
@@ -231,7 +236,8 @@ static void maybe_sample(struct mt_thread *t, int device, uint64_t now, int fail
 	if (!due) {
 		if (grew) {
 			tgrow.owed = device + 1;
-			tgrow.due = last + mt_config.growth_ns;
+			tgrow.due = atomic_load_explicit(&last_owed[device], memory_order_relaxed) +
+				    mt_config.growth_ns;
 		}
 		return;
 	}
@@ -279,8 +285,18 @@ static void sample_owed(struct mt_thread *t, uint64_t now)
 		tgrow.owed = 0;
 		return;
 	}
-	if (mt_writer_ready(t, now))
-		maybe_sample(t, device, now, 0, 1);
+	uint64_t lo = atomic_load_explicit(&last_owed[device], memory_order_relaxed);
+	if (lo && (now < lo || now - lo < mt_config.growth_ns)) {
+		tgrow.due = lo + mt_config.growth_ns;   /* another thread's, meanwhile */
+		return;
+	}
+	if (!mt_writer_ready(t, now) || !atomic_compare_exchange_strong(&last_owed[device], &lo, now))
+		return;
+	if (mt_current_device() != device)
+		return;   /* owed still: the next free may be on this device */
+	tgrow.owed = 0;
+	atomic_store_explicit(&last_sample[device], now, memory_order_relaxed);
+	write_meminfo(t, device, now);
 }
 
 static void write_driver_version(struct mt_thread *t)
@@ -560,6 +576,7 @@ static void atfork_child(void)
 		pools[i].reserved = pools[i].used = 0;
 	for (int d = 0; d < MAX_DEVICES; d++) {
 		atomic_store(&last_sample[d], 0);
+		atomic_store(&last_owed[d], 0);
 		atomic_store(&growth[d].grown, 0);
 		atomic_store(&grow_step[d], 0);
 	}
