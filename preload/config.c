@@ -78,6 +78,9 @@ void mt_config_load(void)
 	mt_config.depth = (int)env_long("MEMTRACE_DEPTH", 64, 0, MT_MAX_DEPTH);
 	/* MEMTRACE_SAMPLE_MS: least interval between cuMemGetInfo samples */
 	mt_config.sample_ns = (uint64_t)env_long("MEMTRACE_SAMPLE_MS", 100, 0, 86400000) * 1000000u;
+	/* MEMTRACE_SAMPLE_GROWTH_US: least interval between two samples
+	   taken because a device's allocations grew by 1% (recorder.c) */
+	mt_config.growth_ns = (uint64_t)env_long("MEMTRACE_SAMPLE_GROWTH_US", 1000, 0, 86400000) * 1000u;
 	/* MEMTRACE_RUN_ID: written into each header so `memtrace run` finds it */
 	s = getenv("MEMTRACE_RUN_ID");
 	mt_config.run_id = 0;

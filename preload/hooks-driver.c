@@ -42,8 +42,8 @@ static void free_event(struct mt_thread *t, int kind, int api, uint64_t t0, CUre
 
 /* A free of addr (0: nothing to free, nothing recorded). */
 #define FREE(v, kind, addr_expr, bytes_expr, ...) do { \
-	struct mt_thread *t = mt_driver_enter(); \
-	uint64_t t0 = t ? mt_now() : 0; \
+	uint64_t t0; \
+	struct mt_thread *t = mt_free_enter(&t0); \
 	CUresult r = CALL(v, __VA_ARGS__); \
 	if (t) { \
 		if ((addr_expr) != 0) \
@@ -161,8 +161,8 @@ MT_EXPORT CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size_t bytesi
 { ASYNC_ALLOC(cuMemAllocFromPoolAsync_ptsz, (uint64_t)(uintptr_t)pool, dptr, bytesize, pool, hStream); }
 
 #define ASYNC_FREE(v) do { \
-	struct mt_thread *t = mt_driver_enter(); \
-	uint64_t t0 = t ? mt_now() : 0; \
+	uint64_t t0; \
+	struct mt_thread *t = mt_free_enter(&t0); \
 	CUresult r = CALL(v, dptr, hStream); \
 	if (t) { \
 		if (dptr && !(r == CUDA_SUCCESS && stream_capturing(hStream))) { \
@@ -200,8 +200,8 @@ MT_EXPORT CUresult cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *poo
 
 MT_EXPORT CUresult cuMemPoolDestroy(CUmemoryPool pool)
 {
-	struct mt_thread *t = mt_driver_enter();
-	uint64_t t0 = t ? mt_now() : 0;
+	uint64_t t0;
+	struct mt_thread *t = mt_free_enter(&t0);
 	CUresult r = CALL(cuMemPoolDestroy, pool);
 	if (t) {
 		free_event(t, MT_KIND_POOL, MT_API_cuMemPoolDestroy, t0, r, (uint64_t)(uintptr_t)pool, 0, NULL);

@@ -33,6 +33,7 @@ struct mt_config {
 	int follow;             /* MEMTRACE_FOLLOW */
 	int depth;              /* MEMTRACE_DEPTH, 0..MT_MAX_DEPTH */
 	uint64_t sample_ns;     /* MEMTRACE_SAMPLE_MS in ns, 0: no periodic */
+	uint64_t growth_ns;     /* MEMTRACE_SAMPLE_GROWTH_US in ns, 0: none at new highs */
 	uint64_t run_id;        /* MEMTRACE_RUN_ID */
 	int resolve_log;        /* MEMTRACE_RESOLVE_LOG descriptor, or -1 */
 	int python;             /* MEMTRACE_PYTHON: Python frames in stacks */
@@ -70,6 +71,9 @@ struct mt_thread *mt_thread(void);
 /* Enter a driver wrapper: NULL means "just call the real function". */
 struct mt_thread *mt_driver_enter(void);
 void mt_driver_leave(struct mt_thread *t);
+/* mt_driver_enter for a free: *t0 its time, taken before the real call
+   (and a memory sample the thread owes taken then, before the free). */
+struct mt_thread *mt_free_enter(uint64_t *t0);
 /*
  * Record one event. type is MT_REC_ALLOC or MT_REC_FREE; kind may carry
  * MT_KIND_ESTIMATED / MT_KIND_RUNTIME; x (NULL or two values) makes it an

@@ -30,7 +30,8 @@
  * Threading: everything per thread lives in initial-exec TLS. Shared state
  * is the writer's (slab claims are atomic), the stack table (lock-free), a
  * small pool table (a mutex, only on stream-ordered calls), and per-device
- * sample times (a CAS picks the one thread that samples).
+ * sample times and growth counters (a CAS picks the one thread that
+ * samples; a thread adds to a counter only at 1/16 of a sample's step).
  */
 #define _GNU_SOURCE
 #include <cuda.h>
@@ -54,6 +55,56 @@ static __thread struct mt_thread thread_state;
 static int traced;                        /* this process records */
 int mt_inited;                            /* mt_init() ran (mt.h) */
 static _Atomic uint64_t last_sample[MAX_DEVICES];
+static _Atomic uint64_t last_owed[MAX_DEVICES];   /* last sample taken at a free */
+
+/*
+ * Samples at new highs (MEMTRACE_SAMPLE_GROWTH_US). The recorder does not
+ * know a device's reserved memory: frees carry neither size nor device
+ * (the analyzer pairs them by address), and keeping it exact would take a
+ * table of every live allocation on the hot path. What it can count is
+ * the bytes allocated on a device since its last sample. That is an upper
+ * bound on how much the device's traced memory grew since then (frees
+ * only lower it), so a new high that is 1% (of the device used at that
+ * sample) above the sampled state cannot happen without that count
+ * reaching the step first. The count never makes a sample wrong, only
+ * more frequent than strictly needed (a loop that allocates and frees is
+ * sampled although it sets no new high): a sample is a measurement, so an
+ * extra one can never make a figure wrong, and the rate limit bounds them.
+ *
+ * A thread keeps its count in TLS and adds it to the device's counter at
+ * 1/16 of the step (or at once for a large allocation), so the hot path
+ * is a TLS add and one relaxed load of a rarely written line; with N
+ * threads allocating at once, up to N/16 of a step may not have reached
+ * the counter yet (a sample later, never a wrong one).
+ *
+ * When the count is due but the last sample is younger than the rate
+ * limit, the thread owes the sample. It takes it at its next allocation
+ * once the limit has passed, or at the start of its next free, before the
+ * real call (mt_free_enter, with the free's own time: no clock read is
+ * added), so the sample measures the state the free is about to lower.
+ * Samples taken at frees have a window of their own (last_owed): a burst
+ * of allocations freed at once is measured at its top even when it began
+ * within the limit of the previous sample. So a device gets at most two
+ * of these samples per limit (one at an allocation, one at a free); a
+ * high freed within the limit of the previous sample taken at a free goes
+ * unmeasured, as before: the report then says how long before the peak
+ * its sample was taken.
+ */
+#define GROW_MIN ((uint64_t)1 << 20)   /* the least step: 1 MiB */
+#define GROW_FLUSH_SHIFT 4             /* hand bytes on at 1/16 of a step */
+
+/* grown is written by every thread's hand-overs, step only by samples and
+   read at every allocation: apart, so that hand-overs do not evict the
+   line each allocation reads. */
+struct dev_growth {
+	_Atomic uint64_t grown;   /* bytes allocated since the last sample (handed on) */
+} __attribute__((aligned(64)));
+static struct dev_growth growth[MAX_DEVICES];
+static _Atomic uint64_t grow_step[MAX_DEVICES] __attribute__((aligned(64)));   /* 1% of the device used at its last sample */
+
+/* The calling thread's bytes not yet handed on (of device dev), and the
+   device + 1 it owes a sample of (0: none). */
+static __thread struct { int dev; int owed; uint64_t bytes, due; } tgrow;   /* due: when owed may be paid */
 static int driver_version_written;
 
 struct pool_state { uint64_t pool, reserved, used; int device; };
@@ -81,6 +132,18 @@ struct mt_thread *mt_driver_enter(void)
 	if (!t || t->in_driver)
 		return NULL;
 	t->in_driver = 1;
+	return t;
+}
+
+static void sample_owed(struct mt_thread *t, uint64_t now);
+
+struct mt_thread *mt_free_enter(uint64_t *t0)
+{
+	struct mt_thread *t = mt_driver_enter();
+
+	*t0 = t ? mt_now() : 0;
+	if (t && MT_UNLIKELY(tgrow.owed))
+		sample_owed(t, *t0);
 	return t;
 }
 
@@ -135,8 +198,16 @@ static void write_meminfo(struct mt_thread *t, int device, uint64_t now)
 
 	if (!get_info && !(get_info = (CUresult (*)(size_t *, size_t *))mt_driver_sym("cuMemGetInfo_v2")))
 		return;
+	/* The growth count restarts before the measurement: bytes handed on
+	   meanwhile count towards the next sample (at worst one too early). */
+	atomic_store_explicit(&growth[device].grown, 0, memory_order_relaxed);
+	if (tgrow.dev == device)
+		tgrow.bytes = 0;
 	if (get_info(&free_b, &total_b) != CUDA_SUCCESS)
 		return;
+	uint64_t used = total_b > free_b ? total_b - free_b : 0;
+	atomic_store_explicit(&grow_step[device], used / 100 > GROW_MIN ? used / 100 : GROW_MIN,
+			      memory_order_relaxed);
 	struct mt_meminfo *m = mt_writer_reserve(t, sizeof *m, now, &delta);
 	if (!m)
 		return;
@@ -150,20 +221,82 @@ static void write_meminfo(struct mt_thread *t, int device, uint64_t now)
 /*
  * cuMemGetInfo_v2 measures the current context's device, so a device is
  * sampled only by a thread whose current device it is: when first used,
- * after a failed allocation, and at most every MEMTRACE_SAMPLE_MS.
+ * after a failed allocation, at most every MEMTRACE_SAMPLE_MS, and when
+ * its allocations grew by a step (grew), at most every
+ * MEMTRACE_SAMPLE_GROWTH_US (else the thread owes it: sample_owed).
  */
-static void maybe_sample(struct mt_thread *t, int device, uint64_t now, int failed)
+static void maybe_sample(struct mt_thread *t, int device, uint64_t now, int failed, int grew)
 {
 	if (device < 0 || device >= MAX_DEVICES)
 		return;
 	uint64_t last = atomic_load_explicit(&last_sample[device], memory_order_relaxed);
-	int due = last == 0 || failed || (mt_config.sample_ns && now - last >= mt_config.sample_ns);
-	if (!due || !atomic_compare_exchange_strong(&last_sample[device], &last, now))
+	uint64_t since = now > last ? now - last : 0;   /* another thread's later sample: 0 */
+	int due = last == 0 || failed || (mt_config.sample_ns && since >= mt_config.sample_ns) ||
+		  (grew && since >= mt_config.growth_ns);
+	if (!due) {
+		if (grew) {
+			tgrow.owed = device + 1;
+			tgrow.due = atomic_load_explicit(&last_owed[device], memory_order_relaxed) +
+				    mt_config.growth_ns;
+		}
 		return;
-	if (mt_current_device() == device)
+	}
+	if (!atomic_compare_exchange_strong(&last_sample[device], &last, now))
+		return;   /* another thread samples it now */
+	if (mt_current_device() == device) {
+		if (tgrow.owed == device + 1)
+			tgrow.owed = 0;
 		write_meminfo(t, device, now);
-	else if (last == 0)
+	} else if (last == 0)
 		atomic_store(&last_sample[device], 0);   /* not sampled yet */
+}
+
+/* A successful allocation of bytes on device: 1 when the device's count
+   since its last sample reached the step (growth_ns is not 0). */
+static inline int grow_add(int device, uint64_t bytes)
+{
+	if (MT_UNLIKELY(tgrow.dev != device)) {
+		if (tgrow.bytes)
+			atomic_fetch_add_explicit(&growth[tgrow.dev].grown, tgrow.bytes, memory_order_relaxed);
+		tgrow.dev = device;
+		tgrow.bytes = 0;
+	}
+	tgrow.bytes += bytes;
+	uint64_t step = atomic_load_explicit(&grow_step[device], memory_order_relaxed);
+	if (MT_LIKELY(tgrow.bytes < step >> GROW_FLUSH_SHIFT))
+		return 0;
+	uint64_t g = atomic_fetch_add_explicit(&growth[device].grown, tgrow.bytes, memory_order_relaxed) +
+		     tgrow.bytes;
+	tgrow.bytes = 0;
+	return g >= (step ? step : GROW_MIN);
+}
+
+/* At a free's start: the sample this thread owes, once the rate limit
+   lets it (not when another thread sampled since: the count is then under
+   its step again). */
+static void sample_owed(struct mt_thread *t, uint64_t now)
+{
+	int device = tgrow.owed - 1;
+
+	if (now < tgrow.due)
+		return;   /* too soon: no shared line read */
+	uint64_t step = atomic_load_explicit(&grow_step[device], memory_order_relaxed);
+	if (atomic_load_explicit(&growth[device].grown, memory_order_relaxed) < (step ? step : GROW_MIN)) {
+		tgrow.owed = 0;
+		return;
+	}
+	uint64_t lo = atomic_load_explicit(&last_owed[device], memory_order_relaxed);
+	if (lo && (now < lo || now - lo < mt_config.growth_ns)) {
+		tgrow.due = lo + mt_config.growth_ns;   /* another thread's, meanwhile */
+		return;
+	}
+	if (!mt_writer_ready(t, now) || !atomic_compare_exchange_strong(&last_owed[device], &lo, now))
+		return;
+	if (mt_current_device() != device)
+		return;   /* owed still: the next free may be on this device */
+	tgrow.owed = 0;
+	atomic_store_explicit(&last_sample[device], now, memory_order_relaxed);
+	write_meminfo(t, device, now);
 }
 
 static void write_driver_version(struct mt_thread *t)
@@ -206,8 +339,12 @@ void mt_event(struct mt_thread *t, int type, int kind, int device, int api,
 	}
 	mt_write_event(t, type == MT_REC_FREE ? MT_CT_FREE : MT_CT_ALLOC, kind, device, api, time,
 		       addr, bytes, stack, result, x);
-	if (device >= 0 && (kind & MT_KIND_MASK) != MT_KIND_HOST && (kind & MT_KIND_MASK) != MT_KIND_HOST_REGISTER)
-		maybe_sample(t, device, time, result != 0 && type != MT_REC_FREE && type != MT_REC_FREE_EX);
+	if (device >= 0 && (kind & MT_KIND_MASK) != MT_KIND_HOST && (kind & MT_KIND_MASK) != MT_KIND_HOST_REGISTER) {
+		int is_free = type == MT_REC_FREE || type == MT_REC_FREE_EX;
+		int grew = !is_free && result == 0 && device < MAX_DEVICES && mt_config.growth_ns &&
+			   (grow_add(device, bytes) || tgrow.owed == device + 1);
+		maybe_sample(t, device, time, result != 0 && !is_free, grew);
+	}
 }
 
 void mt_note(struct mt_thread *t, const char *text)
@@ -437,8 +574,14 @@ static void atfork_child(void)
 	pthread_mutex_init(&pools_lock, NULL);
 	for (int i = 0; i < n_pools; i++)
 		pools[i].reserved = pools[i].used = 0;
-	for (int d = 0; d < MAX_DEVICES; d++)
+	for (int d = 0; d < MAX_DEVICES; d++) {
 		atomic_store(&last_sample[d], 0);
+		atomic_store(&last_owed[d], 0);
+		atomic_store(&growth[d].grown, 0);
+		atomic_store(&grow_step[d], 0);
+	}
+	tgrow.bytes = 0;
+	tgrow.owed = 0;
 	driver_version_written = 0;
 	if (!mt_config.follow)
 		traced = 0;
