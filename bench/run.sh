@@ -316,7 +316,7 @@ echo "memtrace bench: $ROUNDS rounds of $PAIRS alloc/free pairs per thread" >&2
 	echo "(the whole ring, once) apart; what the ring dropped in between is counted and"
 	echo "said in the report, whose peaks come from PyTorch's own counters then."
 	echo
-	bench/torch-budget.sh 30000 30
+	ROUNDS=1 bench/torch-budget.sh 30000 30
 	echo
 	echo "The load and fault versions (16 threads x 1 M pairs against the simulator's log,"
 	echo "100 SIGKILL trials, 200 forks) are bench/load.sh, run apart (about 10 minutes)."
