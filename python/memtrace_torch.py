@@ -393,7 +393,9 @@ class _State(object):
         self.stacks = {}
         self.last_ns = 0
         self.last_drain = 0.0
-        self.not_before = 0.0       # the budget's earliest next periodic drain
+        self.t_armed = 0.0          # monotonic seconds when armed
+        self.per_entry = 10e-6      # seconds a drain costs an entry of the ring:
+                                    # measured after the first drain
         self.drain_cost = 0.0       # seconds, all drains together
         self.drains = 0
         self.oom_pending = False
@@ -477,6 +479,8 @@ class _State(object):
         self.rec = rec
         self.snap = snap
         self.armed = True
+        import time
+        self.t_armed = time.monotonic()
         for d, st in self.read_stats().items():
             self.dev(d).allocs_base = int(st.get("allocation.all.allocated", 0))
             self.allocs_at_drain += self.dev(d).allocs_base
@@ -795,7 +799,8 @@ class _State(object):
         self.lib.info([("framework", "torch"), ("drain_ns", cost_ns), ("drain_entries", n_entries),
                        ("drain", why)])
         self.last_drain = time.monotonic()
-        self.not_before = self.last_drain + cost_ns / 1e9 / self.budget
+        if n_entries:
+            self.per_entry = cost_ns / 1e9 / n_entries
         return snap
 
     def stamp(self):
@@ -919,13 +924,16 @@ class _State(object):
     def drain_loop(self):
         """The periodic drain. A drain costs in proportion to the whole
         history (PyTorch hands all of it over each time, under the GIL), so
-        after a drain that cost c seconds the next periodic one waits at
-        least c / budget (MEMTRACE_TORCH_BUDGET, 0.02). Every _TICK_S the
-        thread reads the counters (cheap) and drains when half the ring is
-        new or MEMTRACE_TORCH_DRAIN_S passed with something new. When the
-        wait let more entries arrive than the ring holds, the loss is
-        counted (dropped=) and a note says the budget forced the gap. An
-        OOM sets a flag and wakes the thread."""
+        a periodic drain runs only when the drains' time so far plus its
+        own (the ring's entries at the cost an entry measured last) stays
+        within budget (MEMTRACE_TORCH_BUDGET, 0.02) of the time since
+        arming: the share holds at every moment, the first drain included
+        (the exit drain comes on top, once). Every _TICK_S the thread reads
+        the counters (cheap) and drains when half the ring is new or
+        MEMTRACE_TORCH_DRAIN_S passed with something new. When the wait
+        let more entries arrive than the ring holds, the loss is counted
+        (dropped=) and a note says the budget forced the gap. An OOM sets
+        a flag and wakes the thread."""
         import time
         while not self.stop.is_set():
             self.wake.wait(min(self.drain_s, _TICK_S))
@@ -942,14 +950,16 @@ class _State(object):
                 if not self.periodic:
                     continue
                 stats = self.read_stats()
-                if time.monotonic() < self.not_before:
+                total = sum(int(s.get("allocation.all.allocated", 0)) for s in stats.values())
+                new = 3 * (total - self.allocs_at_drain)    # alloc, free_requested, free_completed
+                now = time.monotonic()
+                held = min(self.max_entries, sum(st.n for st in self.devs.values()) + max(new, 0))
+                if self.drain_cost + held * self.per_entry > self.budget * (now - self.t_armed):
                     if self.drains:
                         with self.lock:
                             self.write_peaks(stats)     # cheap: exact peaks between drains
                     continue
-                total = sum(int(s.get("allocation.all.allocated", 0)) for s in stats.values())
-                new = 3 * (total - self.allocs_at_drain)    # alloc, free_requested, free_completed
-                gap = time.monotonic() - self.last_drain
+                gap = now - self.last_drain
                 if new <= 0 or (2 * new < self.max_entries and gap < self.drain_s):
                     if self.drains:
                         with self.lock:
