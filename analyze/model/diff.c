@@ -352,6 +352,25 @@ static int cmp_rank(const void *x, const void *y)
 	return *(const int *)x - *(const int *)y;
 }
 
+/* Counts the sites v[0..n) by match, lists those whose peak or exit bytes
+   changed, and ranks both lists by the size of the change. */
+static void rank_changes(const struct diff_site *v, int n, int nmatch[4], int *at_peak,
+			 int *npeak, int *at_exit, int *nexit)
+{
+	for (int i = 0; i < n; i++) {
+		nmatch[v[i].match]++;
+		if (v[i].peak_a != v[i].peak_b)
+			at_peak[(*npeak)++] = i;
+		if (v[i].exit_a != v[i].exit_b)
+			at_exit[(*nexit)++] = i;
+	}
+	rank_sites = v;
+	rank_exit = 0;
+	qsort(at_peak, (size_t)*npeak, sizeof(int), cmp_rank);
+	rank_exit = 1;
+	qsort(at_exit, (size_t)*nexit, sizeof(int), cmp_rank);
+}
+
 static int match_sites(struct diff *d)
 {
 	const struct sites *sb = &d->rb->sites, *sa = &d->ra->sites;
@@ -420,17 +439,8 @@ static int match_sites(struct diff *d)
 			s->peak_a = pa[s->a->id - 1];
 			s->exit_a = s->a->exit_bytes;
 		}
-		d->nmatch[s->match]++;
-		if (s->peak_a != s->peak_b)
-			d->at_peak[d->npeak++] = i;
-		if (s->exit_a != s->exit_b)
-			d->at_exit[d->nexit++] = i;
 	}
-	rank_sites = d->sites;
-	rank_exit = 0;
-	qsort(d->at_peak, (size_t)d->npeak, sizeof(int), cmp_rank);
-	rank_exit = 1;
-	qsort(d->at_exit, (size_t)d->nexit, sizeof(int), cmp_rank);
+	rank_changes(d->sites, d->nsites, d->nmatch, d->at_peak, &d->npeak, d->at_exit, &d->nexit);
 	rc = 0;
 out:
 	for (int l = 0; l < 2; l++) {
@@ -689,17 +699,9 @@ static int match_tsites(struct diff *d)
 			s->peak_a = pa[s->ta->id - 1];
 			s->exit_a = s->ta->exit_bytes;
 		}
-		d->tnmatch[s->match]++;
-		if (s->peak_a != s->peak_b)
-			d->t_at_peak[d->ntpeak++] = i;
-		if (s->exit_a != s->exit_b)
-			d->t_at_exit[d->ntexit++] = i;
 	}
-	rank_sites = d->tsites;
-	rank_exit = 0;
-	qsort(d->t_at_peak, (size_t)d->ntpeak, sizeof(int), cmp_rank);
-	rank_exit = 1;
-	qsort(d->t_at_exit, (size_t)d->ntexit, sizeof(int), cmp_rank);
+	rank_changes(d->tsites, d->ntsites, d->tnmatch, d->t_at_peak, &d->ntpeak, d->t_at_exit,
+		     &d->ntexit);
 	rc = 0;
 out:
 	for (int l = 0; l < 2; l++) {
