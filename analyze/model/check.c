@@ -786,30 +786,28 @@ static int proc_of(const struct analysis *a, enum chk_scope sc, long n)
 	return -1;
 }
 
-static int cmp(uint64_t v, enum chk_op op, uint64_t lim)
+/* Does op hold for a figure that compares c (-1, 0, 1) with its limit? */
+static int holds(int c, enum chk_op op)
 {
 	switch (op) {
-	case CHK_LE: return v <= lim;
-	case CHK_LT: return v < lim;
-	case CHK_GE: return v >= lim;
-	case CHK_GT: return v > lim;
-	case CHK_EQ: return v == lim;
-	case CHK_NE: return v != lim;
+	case CHK_LE: return c <= 0;
+	case CHK_LT: return c < 0;
+	case CHK_GE: return c >= 0;
+	case CHK_GT: return c > 0;
+	case CHK_EQ: return c == 0;
+	case CHK_NE: return c != 0;
 	}
 	return 0;
 }
 
+static int cmp(uint64_t v, enum chk_op op, uint64_t lim)
+{
+	return holds((v > lim) - (v < lim), op);
+}
+
 static int cmp_share(double v, enum chk_op op, double lim)
 {
-	switch (op) {
-	case CHK_LE: return v <= lim;
-	case CHK_LT: return v < lim;
-	case CHK_GE: return v >= lim;
-	case CHK_GT: return v > lim;
-	case CHK_EQ: return v == lim;
-	case CHK_NE: return v != lim;
-	}
-	return 0;
+	return holds((v > lim) - (v < lim), op);
 }
 
 static struct chk_result *add_result(struct eval *e, const struct chk_rule *rule, int dev,
