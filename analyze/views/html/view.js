@@ -99,6 +99,19 @@ function fixed(v, d) {
 }
 /* Sizes as the text report writes them (rep_size): binary units, three
    figures. */
+// The tip of a map: what at(e) finds under the pointer, described, beside it.
+function hoverTip(cv, tip, at, describe) {
+	cv.addEventListener('mousemove', function (e) {
+		var b = at(e);
+		if (!b) { tip.hidden = true; return; }
+		tip.textContent = describe(b);
+		tip.style.left = (e.clientX + 12) + 'px';
+		tip.style.top = (e.clientY + 12) + 'px';
+		tip.hidden = false;
+	});
+	cv.addEventListener('mouseleave', function () { tip.hidden = true; });
+}
+
 function fmtBytes(b) {
 	if (b === null || b === undefined)
 		return '';
@@ -1264,15 +1277,7 @@ function maps() {
 				(b[7] ? (gone[b[5]] !== undefined ? 'never freed; went back to the device when its process ended at ' + fmtNs(gone[b[5]]) :
 					'still live at the end') : 'freed at ' + fmtNs(b[1])) + '\n' + (s ? siteName(b[6]) + ' (site ' + b[6] + ')' : 'no site of its own (a mapping)');
 		}
-		cv.addEventListener('mousemove', function (e) {
-			var b = at(e);
-			if (!b) { tip.hidden = true; return; }
-			tip.textContent = describe(b);
-			tip.style.left = (e.clientX + 12) + 'px';
-			tip.style.top = (e.clientY + 12) + 'px';
-			tip.hidden = false;
-		});
-		cv.addEventListener('mouseleave', function () { tip.hidden = true; });
+		hoverTip(cv, tip, at, describe);
 		function open(b) {
 			var s = siteById[b[6]];
 			siteDetails('Allocation of ' + fmtBytes(b[4]), b[6], s ? s.frames : [], 0, [{ text: describe(b) }]);
@@ -1446,15 +1451,7 @@ function active(parent, dd, i, colour, fo) {
 				' to ' + fmtNs(b[1])) + '\n' +
 			(s ? 'site ' + b[6] + ': ' + siteName(b[6]) + '\n' + s.frames.slice(0, 12).map(frameText).join('\n') : 'no site of its own (a mapping)');
 	}
-	cv.addEventListener('mousemove', function (e) {
-		var b = at(e);
-		if (!b) { tip.hidden = true; return; }
-		tip.textContent = describe(b);
-		tip.style.left = (e.clientX + 12) + 'px';
-		tip.style.top = (e.clientY + 12) + 'px';
-		tip.hidden = false;
-	});
-	cv.addEventListener('mouseleave', function () { tip.hidden = true; });
+	hoverTip(cv, tip, at, describe);
 	cv.addEventListener('click', function (e) {
 		var b = at(e), s = b && siteById[b[6]];
 		if (b && fo) fo.open(b);
@@ -1535,15 +1532,7 @@ function fwMap(parent, dd, i, f) {
 		}
 		return null;
 	}
-	cv.addEventListener('mousemove', function (e) {
-		var b = at(e);
-		if (!b) { tip.hidden = true; return; }
-		tip.textContent = describe(b);
-		tip.style.left = (e.clientX + 12) + 'px';
-		tip.style.top = (e.clientY + 12) + 'px';
-		tip.hidden = false;
-	});
-	cv.addEventListener('mouseleave', function () { tip.hidden = true; });
+	hoverTip(cv, tip, at, describe);
 	function open(b) { fwSiteDetails('Tensor block of ' + fmtBytes(b[4]), b[6], [{ text: describe(b) }]); }
 	cv.addEventListener('click', function (e) { var b = at(e); if (b) open(b); });
 	checks.push('fw_map ' + i + ' blocks ' + m.shown + ' segments ' + m.segments.length);
