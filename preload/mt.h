@@ -98,6 +98,7 @@ void mt_warn_once(int *flag, const char *fmt, ...) __attribute__((format(printf,
 /* real.c */
 extern void *(*mt_real_dlsym)(void *, const char *);
 void mt_real_init(void);
+void mt_real_find_dlsym(void);
 /* The real function of a variant (driver or runtime), resolved lazily. */
 void *mt_real_get(enum mt_variant v);
 /* Remember what the driver handed out for a variant; first answer wins. */
