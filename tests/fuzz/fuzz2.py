@@ -3,7 +3,7 @@
 command that reads one, with a check of what each must say.
 
   fuzz2.py --memtrace BIN --work DIR [--seed N] [--seconds S] [--mutants N]
-           [--jobs J] [--strict-top] [--strict-known] SEED.bin...
+           [--jobs J] [--strict-top] SEED.bin...
 
 Each SEED is a real format-2 trace (several threads, slabs reused by
 short threads (MT_REC_OWNER), framework records, ...: tests/t413 makes
@@ -38,10 +38,8 @@ What is checked (a failure prints one line and keeps the mutant in DIR):
      slab's records): the report, its JSON and the dump are those of the
      seed, unless a warning (a torn record, say) or a refusal says why not;
    - dup: a claimed slab copied over an unclaimed one or appended: the
-     same report as the seed's, or a warning (dup-fw: a slab holding
-     framework records; that the reader says nothing of it is known, the
-     overlap check of issue 25 row 9 leaves those slabs out: counted and
-     printed, a failure only with --strict-known);
+     same report as the seed's, or a warning (dup-fw: the same, of a slab
+     holding framework records);
    - swap: two claimed slabs exchanged: the same report as the seed's, or
      a warning.
  Not checked, because no reader can tell them from an undamaged trace
@@ -221,9 +219,9 @@ def said(r):
     figures that do not fit its own counters, say)."""
     return said_trace(r) or b'warning:' in r['report'][1]
 
-def judge(kind, r, base, strict_known):
-    """The broken promises, as short lines, and the known ones apart."""
-    bad, known = [], []
+def judge(kind, r, base):
+    """The broken promises, as short lines."""
+    bad = []
     for name, (st, out, err) in r.items():
         if st == 'hang':
             bad.append('%s: no end in 20 s' % name)
@@ -237,7 +235,7 @@ def judge(kind, r, base, strict_known):
         if name not in ('check', 'top') and st in (1, 2) and len(err.splitlines()) != 1:
             bad.append('%s: refused with %d lines on stderr' % (name, len(err.splitlines())))
     if bad:
-        return bad, known
+        return bad
     rs = r['report'][0]
     for name in PIPELINE[1:]:
         if (r[name][0] == 0) != (rs == 0):
@@ -253,9 +251,8 @@ def judge(kind, r, base, strict_known):
     if kind in ('ignored', 'dup', 'dup-fw', 'swap') and not said(r):
         for name in ('report', 'json') + (('dump',) if kind == 'ignored' else ()):
             if r[name][1] != base[name][1]:
-                (known if kind == 'dup-fw' and not strict_known else bad).append(
-                    '%s: no warning, and not what the seed gives' % name)
-    return bad, known
+                bad.append('%s: no warning, and not what the seed gives' % name)
+    return bad
 
 def main():
     ap = argparse.ArgumentParser()
@@ -266,7 +263,6 @@ def main():
     ap.add_argument('--mutants', type=int, default=0)
     ap.add_argument('--jobs', type=int, default=os.cpu_count() or 1)
     ap.add_argument('--strict-top', action='store_true')
-    ap.add_argument('--strict-known', action='store_true')
     ap.add_argument('seeds', nargs='+')
     a = ap.parse_args()
     if not a.seconds and not a.mutants:
@@ -297,15 +293,15 @@ def main():
         path = os.path.join(d, 'trace.bin')     # the seed's name: the same paths in output
         open(path, 'wb').write(m)
         r = run_all(memtrace, path)
-        bad, known = judge(kind, r, base, a.strict_known)
+        bad = judge(kind, r, base)
         top_odd = r['top'][0] == 0 and r['report'][0] != 0
         if top_odd and a.strict_top:
             bad.append('top --once shows a trace report refuses')
         if not bad:
             shutil.rmtree(d, ignore_errors=True)
-        return i, kind, sname, what, bad, top_odd, bool(known)
+        return i, kind, sname, what, bad, top_odd
 
-    start, failures, counts, top_odd, n, nknown = time.time(), 0, {}, 0, 0, 0
+    start, failures, counts, top_odd, n = time.time(), 0, {}, 0, 0
     with ThreadPoolExecutor(max_workers=max(1, a.jobs)) as ex:
         pending, i = [], 0
         while True:
@@ -319,11 +315,10 @@ def main():
             if not pending:
                 break
             f = pending.pop(0)
-            idx, kind, sname, what, bad, odd, kn = f.result()
+            idx, kind, sname, what, bad, odd = f.result()
             n += 1
             counts[kind] = counts.get(kind, 0) + 1
             top_odd += odd
-            nknown += kn
             if bad:
                 failures += 1
                 print('FAIL mutant %d (%s %s of %s, kept in %s/m%d): %s' %
@@ -331,10 +326,6 @@ def main():
     print('fuzz2: %d mutants (%s) of %d seeds, seed %d, in %.0f s: %d failed' %
           (n, ', '.join('%s %d' % kv for kv in sorted(counts.items())), len(seeds), a.seed,
            time.time() - start, failures))
-    if nknown:
-        print('fuzz2: known, not failed (--strict-known): %d framework slabs copied twice '
-              'changed the figures without a warning (the reader\'s overlap check leaves '
-              'framework slabs out)' % nknown)
     if top_odd:
         print('fuzz2: known, not failed (--strict-top): top --once showed figures of %d '
               'that report refuses (issue 25 row 1)' % top_odd)
