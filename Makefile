@@ -21,26 +21,28 @@ WARN := -Wall -Wextra -Wno-unused-parameter
 ifeq ($(WERROR),1)
 WARN += -Werror
 endif
-# ASAN=1: the analyzer, the unit tests, the test clients and the samples
+# ASAN=1: the analyzer and the unit tests (test-preload-* link the
+# recorder into an ASan-built program, as a user's may be: t414 traces one)
 # with AddressSanitizer and UBSan, a finding ending the program (so a test
-# fails on it); the recorder then runs inside ASan-built programs, as it
-# does for a user's. What is also loaded into programs built without ASan
-# (Python, the shell) gets UBSan alone: the recorder through LD_PRELOAD, the
-# simulated CUDA, the lib-* clients Python loads: ASan's runtime must be
-# the first library of a process, which a preloaded library is not.
+# fails on it). What is loaded into programs built without ASan (the
+# recorder through LD_PRELOAD, the simulated CUDA) gets UBSan alone: ASan's
+# runtime must be the first library of a process, which a preloaded library
+# is not. So do the test clients and samples: they stand for the traced
+# program, whose every call the tests compare (some interpose dlsym or
+# write, or leak on purpose, which ASan's runtime changes or fails).
 # Switching ASAN rebuilds everything
 # ($(B)/.san holds the flags of the last build).
 ifeq ($(ASAN),1)
 SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 LIBSAN := -fsanitize=undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
-# libmemtrace is preloaded ahead of ASan's runtime in every traced client,
-# and tests run memtrace itself under LD_PRELOAD (t120, t202): ASan would refuse
+# tests run memtrace itself under LD_PRELOAD (t120, t202): ASan would refuse
 export ASAN_OPTIONS ?= verify_asan_link_order=0
 export UBSAN_OPTIONS ?= print_stacktrace=1
 endif
-# the sanitizers of a source file: LIBSAN for what runs inside programs built
-# without ASan (bench/ none: its timings are the point, and UBSan's runtime changes what it links)
-san_for = $(if $(filter bench/%,$(1)),,$(if $(filter preload/% tests/simcuda/% tests/clients/lib-%,$(1)),$(LIBSAN),$(SAN)))
+# the sanitizers of a source file: LIBSAN for what runs inside traced programs
+# (bench/ none: its timings are the point, and UBSan's runtime changes what it links)
+san_for = $(if $(filter bench/%,$(1)),,$(if $(filter preload/% tests/simcuda/% tests/clients/% \
+	samples/%,$(1)),$(LIBSAN),$(SAN)))
 SAN_STAMP := $(B)/.san
 $(shell mkdir -p $(B) && { echo '$(SAN)' | cmp -s - $(SAN_STAMP) || echo '$(SAN)' >$(SAN_STAMP); })
 

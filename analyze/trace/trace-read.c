@@ -855,20 +855,14 @@ static int note_rec(struct trace *t, const struct trace_iter *it, const struct t
 		si->due_offset = UINT64_MAX;
 		si->due_time = rec->time_ns;
 		si->due_type = rec->type;
-		si->own_max_t = rec->time_ns;
-		si->fw = rec->type == MT_REC_FW_EVENT;
-		si->handed = rec->type == MT_REC_OWNER;
 	} else {
 		si = &t->slabinfo[t->nslabinfo - 1];
 		if (rec->time_ns < si->min_t)
 			si->min_t = rec->time_ns;
 		if (rec->time_ns > si->max_t)
 			si->max_t = rec->time_ns;
-		si->fw |= rec->type == MT_REC_FW_EVENT;
-		si->handed |= rec->type == MT_REC_OWNER;
-		if (!si->handed && rec->time_ns > si->own_max_t)
-			si->own_max_t = rec->time_ns;
 	}
+	trace_span_note(&si->span, rec, new);
 	if (si->due_offset == UINT64_MAX && orders_state(rec->type)) {
 		si->due_time = rec->time_ns;
 		si->due_offset = rec->offset;
@@ -1123,6 +1117,21 @@ uint64_t trace_slab_sum(const void *slab, size_t avail, uint32_t version_major)
 	return h;
 }
 
+void trace_span_note(struct trace_span *s, const struct trace_rec *rec, int first)
+{
+	if (first) {
+		memset(s, 0, sizeof(*s));
+		s->tid = rec->tid;
+		s->min_t = s->max_t = rec->time_ns;
+	}
+	if (rec->time_ns < s->min_t)
+		s->min_t = rec->time_ns;
+	s->fw |= rec->type == MT_REC_FW_EVENT;
+	s->handed |= rec->type == MT_REC_OWNER;
+	if ((!s->handed || s->fw) && rec->time_ns > s->max_t)
+		s->max_t = rec->time_ns;
+}
+
 static int cmp_span(const void *x, const void *y)
 {
 	const struct trace_span *a = x, *b = y;
@@ -1181,11 +1190,9 @@ static int count_overlaps(struct trace *t)
 	for (size_t i = 0; i < t->nslabinfo; i++) {
 		const struct trace_slab_info *si = &t->slabinfo[i];
 
-		v[i].tid = si->it.si.tid;
-		v[i].fw = si->fw;
-		v[i].min_t = si->min_t;
-		v[i].max_t = si->fw ? si->max_t : si->own_max_t;
-		v[i].sum = si->fw ? trace_slab_sum(si->it.si.slab, si->it.si.avail, version) : 0;
+		v[i] = si->span;
+		if (v[i].fw)
+			v[i].sum = trace_slab_sum(si->it.si.slab, si->it.si.avail, version);
 	}
 	t->stats.overlapping = trace_count_overlaps(v, t->nslabinfo, &t->stats.overlap_tid);
 	free(v);

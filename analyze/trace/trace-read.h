@@ -131,6 +131,24 @@ struct trace_iter {
 };
 
 /*
+ * What the reader's check of repeated slabs (trace_count_overlaps) knows of
+ * one slab with records; trace_span_note() adds a record of it (first: its
+ * slab's first).
+ */
+struct trace_span {
+	uint32_t tid;               /* the slab header's */
+	uint8_t fw;                 /* it holds FW_EVENT records: a framework's
+	                               batch, of times before it was written */
+	uint8_t handed;             /* an OWNER record handed its tail on */
+	uint64_t min_t;             /* the earliest time of its records */
+	uint64_t max_t;             /* the latest time of its first owner's
+	                               records (the header's tid), before any
+	                               OWNER; of all its records when fw */
+	uint64_t sum;               /* fw: trace_slab_sum(), else 0 */
+};
+void trace_span_note(struct trace_span *s, const struct trace_rec *rec, int first);
+
+/*
  * What trace_open() noted of each slab that has records, in file order, so
  * that a merge (stream.c) need not walk the file again to find where each
  * slab starts and which times it spans.
@@ -147,11 +165,7 @@ struct trace_slab_info {
 	                           when the slab has none */
 	uint64_t due_offset;
 	uint8_t due_type;
-	uint8_t fw;             /* it holds FW_EVENT records: a framework's
-	                           batch, of times before it was written */
-	uint8_t handed;         /* an OWNER record handed its tail on */
-	uint64_t own_max_t;     /* the latest time of its first owner's records
-	                           (the header's tid), before any OWNER */
+	struct trace_span span; /* for the check of repeated slabs */
 };
 
 /* A piece of a long record: not NUL-terminated, may hold any byte. */
@@ -241,14 +255,6 @@ int trace_warning(const struct trace *t, unsigned i, char *buf, size_t len);
  * many repeat an earlier slab of the same thread (sorts v; *tid: the
  * first such thread; see count_overlaps() in trace-read.c for the rule).
  */
-struct trace_span {
-	uint32_t tid;               /* the slab header's */
-	int fw;                     /* it holds FW events */
-	uint64_t min_t, max_t;      /* its records' times; max_t: the first
-	                               owner's records' only (trace_slab_info's
-	                               own_max_t) */
-	uint64_t sum;               /* fw: trace_slab_sum() */
-};
 int trace_stats_warning(const char *path, const struct trace_stats *s, uint32_t header_size,
 			uint32_t slab_size, unsigned i, char *buf, size_t len);
 int trace_slab_torn(const struct trace_slab_iter *si);
