@@ -281,6 +281,14 @@ static int keep_copy(struct ftrace *ft, void *p)
 	return 0;
 }
 
+/* The process ended: its last record is the last one read (the reader's
+   last_t for the report). */
+static void proc_ended(struct follow *f, struct ftrace *ft)
+{
+	f->procs[ft->proc].last_t = ft->max_t;
+	f->procs[ft->proc].first_t = ft->min_t;
+}
+
 /* Makes ft a process of the run (its index is the next one). */
 static int add_proc(struct follow *f, int fi)
 {
@@ -327,6 +335,12 @@ static int add_proc(struct follow *f, int fi)
 	}
 	f->proc_file[f->nprocs] = fi;
 	ft->proc = f->nprocs++;
+	if (ft->damage[0]) {
+		/* damaged before its process record was taken */
+		in->damaged = 1;
+		in->gone = !ft->exit_seen;
+		proc_ended(f, ft);
+	}
 	if (!f->s) {
 		f->s = stream_of_procs(f->procs, f->nprocs, (uint64_t)f->origin, now_run(f));
 		if (!f->s)
@@ -338,13 +352,6 @@ static int add_proc(struct follow *f, int fi)
 	return 0;
 }
 
-/* The process ended: its last record is the last one read (the reader's
-   last_t for the report). */
-static void proc_ended(struct follow *f, struct ftrace *ft)
-{
-	f->procs[ft->proc].last_t = ft->max_t;
-	f->procs[ft->proc].first_t = ft->min_t;
-}
 
 #define SIDE_HEADER 4096
 #define SIDE_SLAB MT_SLAB_SIZE
@@ -462,19 +469,22 @@ static int fw_stack_read(const struct ftrace *ft, const struct trace_rec *r)
  * The trace is corrupt from file offset off on (its message in
  * ft->damage), where `memtrace report` refuses it: its records before that
  * are fed, none after, and its process is over (damaged); final: nothing
- * more is read (ftrace.damage_final).
+ * more is read (ftrace.damage_final). at: the slab it is in.
  */
-static void damaged(struct follow *f, struct ftrace *ft, uint64_t off, int final)
+static void damaged(struct follow *f, struct fslab *at, uint64_t off, int final)
 {
+	struct ftrace *ft = at->ft;
+
 	if (!ft->gone || !ft->damage_off || off < ft->damage_off)
 		ft->damage_off = off;
 	ft->damage_final = final;
 	ft->gone = 1;
-	/* nothing more is read: what was is all there will be */
+	/* nothing more is read: what was is all there will be (the slab at
+	   the damage is pumped next, up to it) */
 	for (uint64_t k = ft->first_open; k < ft->nslabs; k++) {
 		struct fslab *sl = ft->slabs[k];
 
-		if (sl) {
+		if (sl && sl != at) {
 			sl->final = 1;
 			if (sl->waiting && !sl->has_peek)
 				sl->done = 1;
@@ -501,13 +511,13 @@ static int scan_ahead(struct follow *f, struct fslab *sl)
 
 		if (rc < 0) {
 			snprintf(ft->damage, sizeof(ft->damage), "'%s': %s", ft->path, sl->ahead.err);
-			damaged(f, ft, sl->ahead.file_off + sl->ahead.pos, 1);
+			damaged(f, sl, sl->ahead.file_off + sl->ahead.pos, 1);
 			break;
 		}
 		/* what trace_open() refuses across records */
 		if (r.type == MT_REC_EXIT && ft->exits++) {
 			trace_second_exit(ft->damage, sizeof(ft->damage), ft->path, r.offset);
-			damaged(f, ft, r.offset, 1);
+			damaged(f, sl, r.offset, 1);
 			break;
 		}
 		if (r.type == MT_REC_FW_STACK) {
@@ -517,7 +527,7 @@ static int scan_ahead(struct follow *f, struct fslab *sl)
 				if (!ft->damage[0]) {
 					trace_second_fw_stack(ft->damage, sizeof(ft->damage), ft->path,
 							      r.offset, id);
-					damaged(f, ft, r.offset, 0);
+					damaged(f, sl, r.offset, 0);
 				}
 				continue;   /* not in the trace in memory, which
 				               would refuse it */
