@@ -9,17 +9,19 @@
 # of ROUNDS rounds (min .. max). Those count the traced process only; the
 # "all processes" columns count the CPU of every process of the tool
 # (bench/treecpu: heaptrack's interpreter and compressor too, memtrace has
-# none), as the marginal cost of an event: the tree's CPU at 2 x PAIRS
-# pairs less at PAIRS, traced less untraced, over the events that adds, so
-# start-up and the end of the run cancel. Prints a markdown table; make
+# none), as the marginal cost of an event: the tree's CPU at 2 x TREE_PAIRS
+# pairs less at TREE_PAIRS, traced less untraced, over the events that
+# adds, so start-up and the end of the run cancel (heaptrack's are about a
+# second of CPU, which moves by 0.1-0.2 s: hence a million pairs). Prints a markdown table; make
 # bench calls it from bench/run.sh.
-#   ROUNDS=5 PAIRS=100000 bench/paths-bench.sh [ROW-NAME...]
+#   ROUNDS=5 PAIRS=100000 TREE_PAIRS=1000000 bench/paths-bench.sh [ROW-NAME...]
 set -u
 cd "$(dirname "$0")/.." || exit 1
 B=build
 SIM=$B/simcuda/driver
 ROUNDS=${ROUNDS:-5}
 PAIRS=${PAIRS:-100000}
+TREE_PAIRS=${TREE_PAIRS:-1000000}
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 HEAPTRACK=$(command -v heaptrack || true)
@@ -67,12 +69,13 @@ run() { # threads client args... [malloc]: prints ns per pair, the tree's CPU ns
 
 MT="env LD_PRELOAD=$B/libmemtrace.so MEMTRACE_OUTPUT=$TMP/t.bin MEMTRACE_DEPTH=64"
 
-tree() { # threads client args...: the tree's CPU ns at PAIRS pairs, then at 2 x PAIRS
-	for NP in $PAIRS $((PAIRS * 2)); do
+tree() { # threads client args...: the tree's CPU ns at TREE_PAIRS pairs, then at twice as many
+	for NP in $TREE_PAIRS $((TREE_PAIRS * 2)); do
 		run "$@" >/dev/null 2>&1
 		cat "$TMP/cpu"
 		rm -f "$TMP"/t*.bin "$TMP"/hk.*
 	done
+	unset NP
 }
 
 # marginal ns an event: traced (1 2: tree at N, 2N) less untraced (3 4), over 2 N threads events
@@ -100,7 +103,7 @@ echo "$ROWS" | while IFS='|' read -r name th args; do
 		awk -v a="$plain" -v b="$on" 'BEGIN { printf "%.1f\n", (b - a) / 2 }' >>"$TMP/on"
 		awk -v a="$plain" -v b="$walk" 'BEGIN { printf "%.1f\n", (b - a) / 2 }' >>"$TMP/walk"
 		awk -v a="$plain" -v b="$off" 'BEGIN { printf "%.1f\n", (b - a) / 2 }' >>"$TMP/off"
-		events=$((PAIRS * 2 * th))
+		events=$((TREE_PAIRS * 2 * th))
 		# shellcheck disable=SC2046
 		marginal $(PRE="$MT" tree "$th" $args) $(tree "$th" $args) $events >>"$TMP/mtall"
 		if [ -n "$HEAPTRACK" ]; then
