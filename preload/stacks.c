@@ -1044,29 +1044,39 @@ static __attribute__((noinline)) uint32_t capture(struct mt_thread *t, int depth
 {
 #ifdef WALK
 	if (MT_LIKELY(walk_on)) {
-		struct memo_cache *c = tmemo;
+		struct memo_cache *c = tmemo, *use = NULL;
+		unsigned k = 0;
+		int timed = 0;
+		uint64_t t0 = 0;
+
 		/* c->busy: a signal handler's stack while the memo is half
-		   written; its walk leaves the memo alone. */
-		if (c ? c->busy : !memo_on || ++plain_first <= MEMO_LATER || !(c = memo_get(depth + SKIP_MAX)))
-			return capture_way(t, NULL, depth);
-		/* The memo warms up first (its ways may be a cycle old), then
-		   each way is timed; the rest of the cycle goes the faster. */
-		unsigned k = c->cycle++;
-		if (k < MEMO_WARM)
-			return capture_way(t, c, depth);
-		k -= MEMO_WARM;
-		if (k >= 2 * MEMO_PROBE) {
-			if (c->cycle >= MEMO_CYCLE)
-				c->cycle = 0;
-			return capture_way(t, c->plain ? NULL : c, depth);
+		   written; its walk leaves the memo alone. The memo warms up
+		   first in a cycle (its ways may be a cycle old), then each way
+		   is timed; the rest of the cycle goes the faster. */
+		if (c ? !c->busy : memo_on && ++plain_first > MEMO_LATER && (c = memo_get(depth + SKIP_MAX))) {
+			k = c->cycle++;
+			if (k < MEMO_WARM) {
+				use = c;
+			} else if ((k -= MEMO_WARM) >= 2 * MEMO_PROBE) {
+				if (c->cycle >= MEMO_CYCLE)
+					c->cycle = 0;
+				use = c->plain ? NULL : c;
+			} else {
+				use = k < MEMO_PROBE ? c : NULL;
+				timed = 1;
+				t0 = __builtin_ia32_rdtsc();
+			}
 		}
-		uint64_t t0 = __builtin_ia32_rdtsc();
-		uint32_t id = capture_way(t, k < MEMO_PROBE ? c : NULL, depth);
-		uint64_t d = __builtin_ia32_rdtsc() - t0;
-		c->ticks[k >= MEMO_PROBE] += d < MEMO_TICKS_MAX ? d : MEMO_TICKS_MAX;
-		if (k == 2 * MEMO_PROBE - 1) {
-			c->plain = c->ticks[1] < c->ticks[0];
-			c->ticks[0] = c->ticks[1] = 0;
+		/* One call: the memo's first read is this frame's return
+		   address, the same for every capture. */
+		uint32_t id = capture_way(t, use, depth);
+		if (timed) {
+			uint64_t d = __builtin_ia32_rdtsc() - t0;
+			c->ticks[k >= MEMO_PROBE] += d < MEMO_TICKS_MAX ? d : MEMO_TICKS_MAX;
+			if (k == 2 * MEMO_PROBE - 1) {
+				c->plain = c->ticks[1] < c->ticks[0];
+				c->ticks[0] = c->ticks[1] = 0;
+			}
 		}
 		return id;
 	}

@@ -565,10 +565,10 @@ static unsigned char *put_zz(unsigned char *q, uint64_t a, uint64_t b)
 }
 
 /* The event as a compact record at r, counted from c (updated); committed.
-   Where it ends. */
-static char *encode_event(struct mt_compact_state *c, unsigned char *r, int cls, int kind, int device,
-			  int api, uint64_t time, uint64_t addr, uint64_t bytes, uint32_t stack, int result,
-			  const uint64_t *x)
+   Where it ends. Inlined: it is the event path. */
+static inline __attribute__((always_inline)) char *
+encode_event(struct mt_compact_state *c, unsigned char *r, int cls, int kind, int device, int api, uint64_t time,
+	     uint64_t addr, uint64_t bytes, uint32_t stack, int result, const uint64_t *x)
 {
 	uint32_t kda = (uint8_t)kind | (uint32_t)(uint8_t)device << 8 | (uint32_t)(uint16_t)api << 16;
 	unsigned tag = (unsigned)cls;
