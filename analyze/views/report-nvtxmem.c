@@ -64,6 +64,25 @@ static int cmp_site(const void *x, const void *y, void *ctx)
 	return a > b ? -1 : a < b ? 1 : (i > j) - (i < j);
 }
 
+/* The frames a site's name shows: SITE_NAME_FRAMES, more while another
+   site of the pool reads the same (as sites.h names the run's sites). */
+static int name_frames(const struct report *r, const struct nm_pool *q, uint32_t i)
+{
+	const struct sym_stack *st = sym_stack(r->sy, r->a->s, q->proc, q->sites[i].stack);
+	char b[4096], c[4096];
+	int nf = SITE_NAME_FRAMES;
+
+	for (uint32_t j = 0; j < q->nsites && nf < SITE_NAME_MAX; j++) {
+		if (j == i)
+			continue;
+		const struct sym_stack *o = sym_stack(r->sy, r->a->s, q->proc, q->sites[j].stack);
+		while (nf < SITE_NAME_MAX && !strcmp(rep_stack_name(b, sizeof b, st, nf, NULL),
+						     rep_stack_name(c, sizeof c, o, nf, NULL)))
+			nf++;
+	}
+	return nf;
+}
+
 static void pool(FILE *f, const struct report *r, const struct nm_pool *q)
 {
 	const struct analysis *a = r->a;
@@ -77,7 +96,7 @@ static void pool(FILE *f, const struct report *r, const struct nm_pool *q)
 	fputs("pool '", f);
 	rep_text_str(f, nvmem_pool_name(q), strlen(nvmem_pool_name(q)));
 	putc('\'', f);
-	if (q->name && q->domain) {
+	if (q->name && q->domain && strcmp(q->name, q->domain)) {
 		fputs(" of domain '", f);
 		rep_text_str(f, q->domain, strlen(q->domain));
 		putc('\'', f);
@@ -132,7 +151,7 @@ static void pool(FILE *f, const struct report *r, const struct nm_pool *q)
 
 		fprintf(f, "      %10s  %5" PRIu64 " region%s  ", SZ(s->max), s->registered,
 			s->registered == 1 ? " " : "s");
-		rep_stack_name(b, sizeof(b), st, SITE_NAME_FRAMES, NULL);
+		rep_stack_name(b, sizeof(b), st, name_frames(r, q, order[i]), NULL);
 		rep_text_str(f, b, strlen(b));
 		putc('\n', f);
 	}
