@@ -27,8 +27,12 @@
  * region handles are the tool's when it gives them (recorded as given, so
  * the program's later calls name the same handles); without a tool, a
  * virtual-address heap's handle is its address (as nvToolsExtMem.h says)
- * and a region's its address. A tool whose init returns 0 for the memory
- * module is said once; memtrace goes on alone.
+ * and a region's its address. The calls memtrace does not record (region
+ * names, permissions, nvToolsExtMemCudaRt.h's) that the tool implements
+ * reach it through a pass-through that hands it its own domain handle;
+ * slots after those NVTX may add later go to it directly. A tool whose
+ * init returns 0 for the memory module is said once; memtrace goes on
+ * alone.
  *
  * Misuse (a region outside its heap, an unknown heap or region) is recorded
  * as it happened and left to the analyzer to say: the recorder keeps no
@@ -51,7 +55,11 @@ enum { MODULE_MEM = 1, COMPAT_MEM = 0x0102 };
 enum { SLOT_FRESH = 0, SLOT_LAST_STATE = 4 };   /* NVTX_EXTENSION_*: not functions */
 enum {
 	CB_HeapRegister = 0, CB_HeapUnregister, CB_HeapReset, CB_RegionsRegister,
-	CB_RegionsResize, CB_RegionsUnregister, CB_MEM_OWN    /* those memtrace records */
+	CB_RegionsResize, CB_RegionsUnregister, CB_MEM_OWN,   /* those memtrace records */
+	CB_RegionsName = CB_MEM_OWN, CB_PermissionsAssign, CB_PermissionsCreate,
+	CB_PermissionsDestroy, CB_PermissionsReset, CB_PermissionsBind, CB_PermissionsUnbind,
+	CB_CudaGetProcessWidePermissions, CB_CudaGetDeviceWidePermissions, CB_CudaSetPeerAccess,
+	CB_CudaMarkInitialized, CB_MEM_KNOWN                  /* nvToolsExtMem{,CudaRt}.h's */
 };
 enum { TYPE_VIRTUAL_ADDRESS = 1, REF_POINTER = 1, REF_HANDLE = 2 };
 enum { MSG_ASCII = 1, MSG_UNICODE = 2, MSG_REGISTERED = 3 };
@@ -141,6 +149,95 @@ static void *chained(int cb)
 	return v > SLOT_LAST_STATE ? (void *)v : NULL;
 }
 
+/* The calls memtrace passes to the tool unrecorded, with its domain. */
+static void pass_name(const void *d, const void *b)
+{
+	void (*f)(void *, const void *) = chained(CB_RegionsName);
+	if (f)
+		f(mt_nvtx_chained(d), b);
+}
+
+static void pass_assign(const void *d, const void *b)
+{
+	void (*f)(void *, const void *) = chained(CB_PermissionsAssign);
+	if (f)
+		f(mt_nvtx_chained(d), b);
+}
+
+static void *pass_create(const void *d, int32_t flags)
+{
+	void *(*f)(void *, int32_t) = chained(CB_PermissionsCreate);
+	return f ? f(mt_nvtx_chained(d), flags) : NULL;
+}
+
+static void pass_destroy(const void *d, void *perm)
+{
+	void (*f)(void *, void *) = chained(CB_PermissionsDestroy);
+	if (f)
+		f(mt_nvtx_chained(d), perm);
+}
+
+static void pass_reset(const void *d, void *perm)
+{
+	void (*f)(void *, void *) = chained(CB_PermissionsReset);
+	if (f)
+		f(mt_nvtx_chained(d), perm);
+}
+
+static void pass_bind(const void *d, void *perm, uint32_t scope, uint32_t flags)
+{
+	void (*f)(void *, void *, uint32_t, uint32_t) = chained(CB_PermissionsBind);
+	if (f)
+		f(mt_nvtx_chained(d), perm, scope, flags);
+}
+
+static void pass_unbind(const void *d, uint32_t scope)
+{
+	void (*f)(void *, uint32_t) = chained(CB_PermissionsUnbind);
+	if (f)
+		f(mt_nvtx_chained(d), scope);
+}
+
+static void *pass_process_wide(const void *d)
+{
+	void *(*f)(void *) = chained(CB_CudaGetProcessWidePermissions);
+	return f ? f(mt_nvtx_chained(d)) : NULL;
+}
+
+static void *pass_device_wide(const void *d, int device)
+{
+	void *(*f)(void *, int) = chained(CB_CudaGetDeviceWidePermissions);
+	return f ? f(mt_nvtx_chained(d), device) : NULL;
+}
+
+static void pass_peer_access(const void *d, void *perm, int peer, uint32_t flags)
+{
+	void (*f)(void *, void *, int, uint32_t) = chained(CB_CudaSetPeerAccess);
+	if (f)
+		f(mt_nvtx_chained(d), perm, peer, flags);
+}
+
+static void pass_mark_initialized(const void *d, void *stream, uint8_t per_thread, const void *b)
+{
+	void (*f)(void *, void *, uint8_t, const void *) = chained(CB_CudaMarkInitialized);
+	if (f)
+		f(mt_nvtx_chained(d), stream, per_thread, b);
+}
+
+static void *const pass_fns[CB_MEM_KNOWN] = {
+	[CB_RegionsName] = (void *)pass_name,
+	[CB_PermissionsAssign] = (void *)pass_assign,
+	[CB_PermissionsCreate] = (void *)pass_create,
+	[CB_PermissionsDestroy] = (void *)pass_destroy,
+	[CB_PermissionsReset] = (void *)pass_reset,
+	[CB_PermissionsBind] = (void *)pass_bind,
+	[CB_PermissionsUnbind] = (void *)pass_unbind,
+	[CB_CudaGetProcessWidePermissions] = (void *)pass_process_wide,
+	[CB_CudaGetDeviceWidePermissions] = (void *)pass_device_wide,
+	[CB_CudaSetPeerAccess] = (void *)pass_peer_access,
+	[CB_CudaMarkInitialized] = (void *)pass_mark_initialized,
+};
+
 /* Hands this module to the chained tool, if it has an extension entry.
    Returns 0 when the tool's init failed for a module memtrace does not
    implement (its answer is then the module's), else 1. */
@@ -172,10 +269,11 @@ static int chain(struct ext_module_info *info, int mem)
 			     getenv("MEMTRACE_NVTX_CHAIN"));
 		memset(shadow, 0, sizeof shadow);
 	} else if (n) {
-		/* what memtrace does not record goes to the tool directly */
+		/* what memtrace does not record goes to the tool: through a
+		   pass-through where the domain handle is known to be first */
 		for (size_t i = CB_MEM_OWN; i < seg[0].slot_count && i < info->segments[0].slot_count; i++)
 			if (shadow[i] > SLOT_LAST_STATE)
-				info->segments[0].slots[i] = shadow[i];
+				info->segments[0].slots[i] = i < CB_MEM_KNOWN ? (intptr_t)pass_fns[i] : shadow[i];
 	}
 	pthread_mutex_unlock(&chain_lock);
 	return 1;

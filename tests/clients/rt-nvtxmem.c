@@ -10,6 +10,7 @@
  *                        resize [24, 32) to [24, 36): 44 MiB live (the
  *                          peak: holes [16,24) [36,40) [56,64))
  *                        unregister [8, 16) by pointer
+ *                        name [40, 56) "weights" (a chained tool's only)
  *                      domain "scratch-dom", heap "scratch" 16 MiB:
  *                        reg_batch: [0, 4) and [8, 12), handles asked for
  *                        unregister [0, 4) by its handle
@@ -67,7 +68,7 @@ static void regions(nvtxDomainHandle_t d, nvtxMemHeapHandle_t h, const nvtxMemVi
 }
 
 /* Two call paths, so the report has two sites. */
-static __attribute__((noinline)) void reg_batch(nvtxDomainHandle_t d, nvtxMemHeapHandle_t h,
+static __attribute__((noinline, noclone)) void reg_batch(nvtxDomainHandle_t d, nvtxMemHeapHandle_t h,
 						char *base, size_t a, size_t b, size_t size,
 						nvtxMemRegionHandle_t *out)
 {
@@ -76,7 +77,7 @@ static __attribute__((noinline)) void reg_batch(nvtxDomainHandle_t d, nvtxMemHea
 	regions(d, h, r, 2, out);
 }
 
-static __attribute__((noinline)) void reg_one(nvtxDomainHandle_t d, nvtxMemHeapHandle_t h,
+static __attribute__((noinline, noclone)) void reg_one(nvtxDomainHandle_t d, nvtxMemHeapHandle_t h,
 					      char *at, size_t size)
 {
 	nvtxMemVirtualRangeDesc_t r = { size, at };
@@ -121,6 +122,25 @@ static void by_pointer(nvtxDomainHandle_t d, const void *p)
 	unregister(d, NVTX_MEM_REGION_REF_TYPE_POINTER, ref);
 }
 
+static void name(nvtxDomainHandle_t d, const void *p, const char *text)
+{
+	nvtxMemRegionNameDesc_t n;
+	nvtxMemRegionsNameBatch_t b;
+
+	memset(&n, 0, sizeof n);
+	n.regionRefType = NVTX_MEM_REGION_REF_TYPE_POINTER;
+	n.nameType = NVTX_MESSAGE_TYPE_ASCII;
+	n.region.pointer = p;
+	n.name.ascii = text;
+	memset(&b, 0, sizeof b);
+	b.extCompatID = NVTX_EXT_COMPATID_MEM;
+	b.structSize = sizeof b;
+	b.regionCount = 1;
+	b.regionElementSize = sizeof n;
+	b.regionElements = &n;
+	nvtxMemRegionsName(d, &b);
+}
+
 static int pool(void)
 {
 	nvtxDomainHandle_t pools = nvtxDomainCreateA("pools"), sd = nvtxDomainCreateA("scratch-dom");
@@ -135,6 +155,7 @@ static int pool(void)
 	reg_one(pools, ha, arena + 40 * MiB, 16 * MiB);
 	resize(pools, arena + 24 * MiB, 12 * MiB);
 	by_pointer(pools, arena + 8 * MiB);
+	name(pools, arena + 40 * MiB, "weights");
 
 	CK(cudaMalloc((void **)&scratch, 16 * MiB));
 	nvtxMemHeapHandle_t hs = heap(sd, "scratch", scratch, 16 * MiB);
