@@ -117,6 +117,7 @@ static int type_rule(unsigned type, uint32_t *min, int *is_long)
 		[MT_REC_OWNER] = { sizeof(struct mt_owner), 0 },
 		[MT_REC_RANGE] = { sizeof(struct mt_range), 0 },
 		[MT_REC_STRING] = { sizeof(struct mt_string), 1 },
+		[MT_REC_NVTX_MEM] = { sizeof(struct mt_nvtx_mem), 1 },
 	};
 
 	if (type == 0 || type >= sizeof(rules) / sizeof(rules[0]))
@@ -252,6 +253,18 @@ static int check_body(const unsigned char *p, uint32_t size, uint64_t off, char 
 		what = "its id";
 		break;
 	}
+	case MT_REC_NVTX_MEM: {
+		/* ops this reader does not know are skipped by the analysis */
+		const struct mt_nvtx_mem *r = (const void *)p;
+		if (r->lh.h.a == 0) {
+			set_err(err, errlen, "corrupt nvtx_mem record at offset %#llx: op 0",
+				(unsigned long long)off);
+			return -1;
+		}
+		need = sizeof(*r) + (uint64_t)r->domain_len + r->name_len;
+		what = "names";
+		break;
+	}
 	}
 	if (need > size) {
 		set_err(err, errlen,
@@ -296,6 +309,9 @@ static int time_delta(const unsigned char *p, uint32_t *delta)
 		return 1;
 	case MT_REC_RANGE:
 		*delta = ((const struct mt_range *)p)->time_delta;
+		return 1;
+	case MT_REC_NVTX_MEM:
+		*delta = ((const struct mt_nvtx_mem *)p)->time_delta;
 		return 1;
 	}
 	return 0;
@@ -819,7 +835,7 @@ static int orders_state(uint8_t type)
 {
 	return (type >= MT_REC_ALLOC && type <= MT_REC_FREE_EX) || type == MT_REC_POOL ||
 	       type == MT_REC_MEMINFO || type == MT_REC_SHM || type == MT_REC_FW_EVENT ||
-	       type == MT_REC_RANGE;
+	       type == MT_REC_RANGE || type == MT_REC_NVTX_MEM;
 }
 
 /* Index in longrec[] of a type noted there, or -1. */
@@ -1633,6 +1649,7 @@ const char *trace_type_name(unsigned type)
 		[MT_REC_EXIT] = "exit", [MT_REC_FW_EVENT] = "fw_event",
 		[MT_REC_FW_STACK] = "fw_stack", [MT_REC_FW_INFO] = "fw_info",
 		[MT_REC_OWNER] = "owner", [MT_REC_RANGE] = "range", [MT_REC_STRING] = "string",
+		[MT_REC_NVTX_MEM] = "nvtx_mem",
 	};
 
 	return type < sizeof(names) / sizeof(names[0]) ? names[type] : NULL;

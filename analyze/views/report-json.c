@@ -8,9 +8,11 @@
 #include <string.h>
 
 #include "model/framework.h"
+#include "model/nvtxmem.h"
 #include "model/ranges.h"
 #include "model/report.h"
 #include "views/format.h"
+#include "views/report-nvtxmem.h"
 
 struct jw {
 	FILE *f;
@@ -653,6 +655,97 @@ static void rg_inst_json(struct jw *j, const struct rg_model *m, const struct re
 	close_(j, '}');
 }
 
+/* "nvtx_pools": pools announced by NVTX (model/nvtxmem.h, docs/units.md). */
+static void nm_state_json(struct jw *j, const char *k, const struct nm_state *s)
+{
+	open_(j, k, '{');
+	u64(j, "time_ns", s->t);
+	u64(j, "heaps", s->heaps);
+	u64(j, "size_bytes", s->size);
+	u64(j, "regions", s->regions);
+	u64(j, "live_bytes", s->live);
+	u64(j, "free_bytes", s->size - s->live);
+	if (s->counted) {
+		u64(j, "holes", s->holes);
+		u64(j, "largest_hole_bytes", s->largest);
+	} else {
+		null(j, "holes");
+		null(j, "largest_hole_bytes");
+	}
+	close_(j, '}');
+}
+
+static void nvtx_pools_json(struct jw *j, const struct report *r)
+{
+	static const char *const keys[NM_NMISUSE] = {
+		[NM_OUTSIDE_HEAP] = "outside_heap", [NM_UNKNOWN_HEAP] = "unknown_heap",
+		[NM_UNKNOWN_REGION] = "unknown_region", [NM_OVERLAP] = "overlap",
+	};
+	const struct nm_model *m = r->a->nvmem;
+
+	if (!m)
+		return;     /* no NVTX_MEM record: no key */
+	open_(j, "nvtx_pools", '{');
+	open_(j, "pools", '[');
+	for (uint32_t i = 0; i < m->npools; i++) {
+		const struct nm_pool *q = &m->pools[i];
+
+		open_(j, NULL, '{');
+		u64(j, "pid", rep_pid(r->a, q->proc));
+		cstr(j, "name", nvmem_pool_name(q));
+		if (q->domain)
+			cstr(j, "domain", q->domain);
+		else
+			null(j, "domain");
+		u64(j, "heaps_registered", q->heaps_registered);
+		key(j, "first_heap_addr");
+		fprintf(j->f, "\"0x%" PRIx64 "\"", q->addr);
+		u64(j, "regions_registered", q->regions_registered);
+		u64(j, "resets", q->resets);
+		nm_state_json(j, "peak", &q->peak);
+		open_(j, "failures", '[');
+		for (uint32_t k = 0; k < q->nfail && k < NM_FAILURES; k++) {
+			const struct an_failure *fl = report_nvtxmem_failure(r->a, q->proc, q->fail[k].t);
+
+			open_(j, NULL, '{');
+			nm_state_json(j, "state", &q->fail[k]);
+			if (fl) {
+				cstr(j, "api", trace_api_name(fl->api));
+				u64(j, "requested_bytes", fl->requested);
+			}
+			close_(j, '}');
+		}
+		close_(j, ']');
+		u64(j, "failures_total", q->nfail);
+		nm_state_json(j, "at_end", &q->now);
+		open_(j, "sites", '[');
+		for (uint32_t k = 0; k < q->nsites; k++) {
+			const struct nm_site *s = &q->sites[k];
+			const struct sym_stack *st = sym_stack(r->sy, r->a->s, q->proc, s->stack);
+			char b[4096];
+
+			open_(j, NULL, '{');
+			cstr(j, "name", rep_stack_name(b, sizeof b, st, SITE_NAME_FRAMES, NULL));
+			u64(j, "peak_live_bytes", s->max);
+			u64(j, "regions_registered", s->registered);
+			u64(j, "live_bytes_at_end", s->live);
+			u64(j, "regions_at_end", s->count);
+			frames(j, st);
+			close_(j, '}');
+		}
+		close_(j, ']');
+		close_(j, '}');
+	}
+	close_(j, ']');
+	open_(j, "misuse", '{');
+	for (int k = 0; k < NM_NMISUSE; k++)
+		u64(j, keys[k], m->misuse[k]);
+	close_(j, '}');
+	u64(j, "process_wide_regions", m->process_wide);
+	u64(j, "other_type", m->other_type);
+	close_(j, '}');
+}
+
 static void ranges_json(struct jw *j, const struct report *r)
 {
 	const struct rg_model *m = r->a->ranges;
@@ -791,6 +884,7 @@ int report_json(const struct report *r, FILE *f)
 		device(&j, r, r->gdevs[i]);
 	close_(&j, ']');
 	ranges_json(&j, r);
+	nvtx_pools_json(&j, r);
 	open_(&j, "peak_all_devices", '{');
 	u64(&j, "reserved_bytes", a->gpeak_all);
 	u64(&j, "time_ns", a->gpeak_all_time);
