@@ -662,7 +662,7 @@ static void ranges_json(struct jw *j, const struct report *r)
 	if (!m)
 		return;     /* no range record: no key (older reports had none) */
 	open_(j, "ranges", '{');
-	u64(j, "instances", m->ninst);
+	u64(j, "instances", m->instances);
 	u64(j, "marks", m->marks);
 	u64(j, "thread_names", m->thread_names);
 	open_(j, "peaks", '[');
@@ -674,14 +674,14 @@ static void ranges_json(struct jw *j, const struct report *r)
 		u64(j, "pid", rep_pid(r->a, i));
 		u64(j, "reserved_bytes", pk->reserved);
 		u64(j, "time_ns", pk->t);
-		if (pk->inst >= 0) {
-			cstr(j, "range", rg_group_name(buf, sizeof buf, &m->groups[m->inst[pk->inst].group]));
-			cstr(j, "name", m->inst[pk->inst].name);
+		if (pk->group >= 0) {
+			cstr(j, "range", rg_group_name(buf, sizeof buf, &m->groups[pk->group]));
+			cstr(j, "name", m->names[pk->nm].name);
 		} else {
 			null(j, "range");
 		}
-		if (pk->step >= 0)
-			u64(j, "step", m->inst[pk->step].step_no);
+		if (pk->at.step >= 0)
+			u64(j, "step", m->inst[pk->at.step].step_no);
 		else
 			null(j, "step");
 		boolean(j, "run_peak", i == m->peak_proc);

@@ -44,26 +44,39 @@ static void qname(FILE *f, const char *s)
 	putc('\'', f);
 }
 
-/* "'forward' (step 3)" */
-static void where(FILE *f, const struct rg_model *m, int inst, int step)
+/* "in range 'forward' (step 3, phase forward, module GPT.layers.3)" */
+static void where(FILE *f, const struct rg_model *m, int group, int nm, const struct rg_at *at)
 {
 	char buf[512];
+	const char *sep = " (";
 
-	if (inst >= 0) {
+	if (group >= 0) {
 		fputs("in range ", f);
-		qname(f, rg_group_name(buf, sizeof buf, &m->groups[m->inst[inst].group]));
-		if (m->inst[inst].name && strcmp(m->inst[inst].name, m->groups[m->inst[inst].group].name)) {
+		qname(f, rg_group_name(buf, sizeof buf, &m->groups[group]));
+		if (nm >= 0 && strcmp(m->names[nm].name, m->groups[group].name)) {
 			fputs(" (", f);
-			qname(f, m->inst[inst].name);
+			qname(f, m->names[nm].name);
 			putc(')', f);
 		}
 	} else {
 		fputs("outside every range", f);
 	}
-	if (step >= 0 && step != inst)
-		fprintf(f, " (step %" PRIu32 ")", m->inst[step].step_no);
-	else if (step >= 0)
-		fprintf(f, " (step %" PRIu32 ")", m->inst[step].step_no);
+	if (at->step >= 0) {
+		fprintf(f, "%sstep %" PRIu32, sep, m->inst[at->step].step_no);
+		sep = ", ";
+	}
+	if (at->phase >= 0) {
+		fprintf(f, "%sphase ", sep);
+		rep_text_str(f, m->names[at->phase].name, strlen(m->names[at->phase].name));
+		sep = ", ";
+	}
+	if (at->module >= 0) {
+		fprintf(f, "%smodule ", sep);
+		rep_text_str(f, m->names[at->module].name, strlen(m->names[at->module].name));
+		sep = ", ";
+	}
+	if (sep[0] == ',')
+		putc(')', f);
 }
 
 static int cmp_peak(const void *x, const void *y, void *ctx)
@@ -87,8 +100,8 @@ void report_ranges_text(const struct report *r, FILE *f)
 	uint32_t ntests = 0;
 	for (uint32_t i = 0; i < m->ninst; i++)
 		ntests += m->inst[i].origin == MT_ORIGIN_PYTEST;
-	fprintf(f, "\nranges and steps (NVTX, memtrace's markers): %" PRIu32 " range instance%s "
-		"of %" PRIu32 " range%s, %" PRIu64 " mark%s\n", m->ninst, m->ninst == 1 ? "" : "s",
+	fprintf(f, "\nranges and steps (NVTX, memtrace's markers): %" PRIu64 " range instance%s "
+		"of %" PRIu32 " range%s, %" PRIu64 " mark%s\n", m->instances, m->instances == 1 ? "" : "s",
 		m->ngroups, m->ngroups == 1 ? "" : "s", m->marks, m->marks == 1 ? "" : "s");
 	for (int i = 0; m->peaks && i < m->nprocs; i++) {
 		const struct rg_peak *pk = &m->peaks[i];
@@ -98,7 +111,7 @@ void report_ranges_text(const struct report *r, FILE *f)
 		if (a->nprocs > 1)
 			fprintf(f, "  pid %" PRIu32 ":", rep_pid(a, i));
 		fprintf(f, "  peak %s reserved ", SZ(pk->reserved));
-		where(f, m, pk->inst, pk->step);
+		where(f, m, pk->group, pk->nm, &pk->at);
 		fprintf(f, " at %s\n", rep_time(tm, sizeof tm, pk->t));
 	}
 	if (m->ngroups) {
@@ -194,13 +207,13 @@ void report_ranges_text(const struct report *r, FILE *f)
 	if (m->left_open) {
 		fprintf(f, "  said: %" PRIu64 " range%s left open when the process ended (first ",
 			m->left_open, m->left_open == 1 ? "" : "s");
-		qname(f, m->inst[m->left_open_inst].name);
+		qname(f, m->names[m->left_open_nm].name);
 		fputs("): measured to the end\n", f);
 	}
 	if (m->ends_other_thread) {
 		fprintf(f, "  said: %" PRIu64 " range%s ended on another thread than it started (first ",
 			m->ends_other_thread, m->ends_other_thread == 1 ? "" : "s");
-		qname(f, m->inst[m->other_thread_inst].name);
+		qname(f, m->names[m->other_thread_nm].name);
 		fputs("): measured across threads\n", f);
 	}
 	if (m->not_followed)
