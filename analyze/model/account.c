@@ -31,6 +31,7 @@
 
 #include "model/analysis.h"
 #include "model/framework.h"
+#include "model/categories.h"
 #include "model/ranges.h"
 #include "model/live.h"
 #include "model/metrics.h"
@@ -1355,7 +1356,7 @@ struct analysis *analysis_run(struct stream *s, struct an_sink *sink, an_caching
 	if (p->oom)
 		goto nomem;
 	proc_ends(a);
-	if (fw_end(a) || ranges_end(a) || replay_to_peaks(a))
+	if (fw_end(a) || ranges_end(a) || cat_end(a) || replay_to_peaks(a))
 		goto nomem;
 	return a;
 nomem:

@@ -43,6 +43,8 @@ struct cat_model {
 	uint64_t notes;             /* "categories=" notes read */
 	uint64_t entries;           /* storages they named */
 	uint64_t unmatched;         /* entries inside no live block */
+	uint64_t bad;               /* lines cut short or unreadable */
+	uint64_t bad_notes;         /* notes missing a category's line */
 	uint64_t blocks[CAT_N];     /* blocks classified so */
 };
 

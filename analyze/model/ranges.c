@@ -80,6 +80,17 @@ struct priv {
 
 #define P(m) ((struct priv *)(m)->priv)
 
+/* The framework's allocated of process proc now, over its devices. */
+static uint64_t fw_sum(const struct analysis *a, int proc)
+{
+	uint64_t sum = 0;
+
+	for (int i = 0; a->fw && i < a->fw->ndevs; i++)
+		if (a->fw->devs[i].proc == proc)
+			sum += a->fw->devs[i].allocated;
+	return sum;
+}
+
 static struct rg_model *model(struct analysis *a)
 {
 	struct rg_model *m = a->ranges;
@@ -104,9 +115,12 @@ static struct rg_model *model(struct analysis *a)
 	p->snap_from = p->snap_to = -1;
 	p->budget = RG_SNAP_BUDGET;
 	a->ranges = m;
-	/* the processes' reserved so far (ranges_mem() follows it from now) */
-	for (int i = 0; i < a->nprocs; i++)
+	/* the processes' reserved and allocated so far (ranges_mem() and
+	   ranges_fw() follow them from now) */
+	for (int i = 0; i < a->nprocs; i++) {
 		p->ps[i].reserved = a->procs[i].reserved_all;
+		p->ps[i].fw = fw_sum(a, i);
+	}
 	return m;
 }
 
@@ -668,13 +682,10 @@ void ranges_mem(struct analysis *a, int proc, uint64_t t, uint64_t reserved)
 void ranges_fw(struct analysis *a, int proc, uint64_t t)
 {
 	struct rg_model *m = a->ranges;
-	uint64_t sum = 0;
 
 	if (!m || !a->fw || proc < 0 || proc >= m->nprocs)
 		return;
-	for (int i = 0; i < a->fw->ndevs; i++)
-		if (a->fw->devs[i].proc == proc)
-			sum += a->fw->devs[i].allocated;
+	uint64_t sum = fw_sum(a, proc);
 	struct pstate *ps = &P(m)->ps[proc];
 	m->has_fw = 1;
 	ps->fw = sum;
@@ -722,6 +733,29 @@ static int name_groups(struct rg_model *m)
 			g->fw_peak_inst = -1;
 	}
 	return 0;
+}
+
+/* Each module's parent: its path cut at its last '.', as far as a module
+   of that name is found. */
+static void parents(struct rg_model *m)
+{
+	struct priv *p = P(m);
+
+	for (uint32_t i = 0; i < m->nnames; i++) {
+		struct rg_name *e = &m->names[i];
+
+		e->parent = -1;
+		if (e->kind != RG_MODULE)
+			continue;
+		strcpy(p->key, e->key);         /* keycap holds every key */
+		for (char *dot; e->parent < 0 && (dot = strrchr(p->key, '.')) &&
+		     dot > p->key + strlen(e->domain) + 1;) {
+			*dot = 0;
+			uint32_t *slot = stab_slot(m, &p->name_tab, p->key, name_key);
+			if (*slot)
+				e->parent = (int)(*slot - 1);
+		}
+	}
 }
 
 /* A step slot of another step-named range is no step of the run. */
@@ -837,6 +871,7 @@ int ranges_end(struct analysis *a)
 	}
 	if (name_groups(m) || steps(a, m))
 		return -1;
+	parents(m);
 	for (int i = 0; m->peaks && i < m->nprocs; i++)
 		if (m->peaks[i].reserved &&
 		    (m->peak_proc < 0 || m->peaks[i].reserved > m->peaks[m->peak_proc].reserved))

@@ -85,6 +85,10 @@ struct rg_name {
 	uint64_t fw_peak, fw_peak_t, fw_peak_seq;
 	int peak_step;                  /* index in inst, -1 */
 	struct cat_split split;         /* at that moment */
+	int parent;                     /* the module whose qualified path is
+	                                   the longest prefix of this one at a
+	                                   '.' ("GPT.layers" for
+	                                   "GPT.layers.3"), -1 */
 };
 #define RG_PHASE 1                  /* domain "torch" */
 #define RG_MODULE 2                 /* domain "torch.module" */
