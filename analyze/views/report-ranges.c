@@ -320,9 +320,10 @@ void report_ranges_text(const struct report *r, FILE *f)
 		fprintf(f, "  said: %" PRIu64 " of %" PRIu64 " storages named by categories notes were "
 			"inside no live tensor block: not counted\n", m->cats.unmatched, m->cats.entries);
 	if (m->cats.bad || m->cats.bad_notes)
-		fprintf(f, "  said: %" PRIu64 " categories note%s cut short or unreadable: the storages "
-			"lost are counted as activations or temporaries\n", m->cats.bad + m->cats.bad_notes,
-			m->cats.bad + m->cats.bad_notes == 1 ? "" : "s");
+		fprintf(f, "  said: categories notes: %" PRIu64 " line%s unreadable, %" PRIu64 " note%s "
+			"missing a category's line (cut): the storages lost count as activations or "
+			"temporaries unless another note names them\n", m->cats.bad,
+			m->cats.bad == 1 ? "" : "s", m->cats.bad_notes, m->cats.bad_notes == 1 ? "" : "s");
 	if (m->not_followed)
 		fprintf(f, "  said: %" PRIu64 " range%s opened while %d were open in the process: "
 			"not measured\n", m->not_followed, m->not_followed == 1 ? "" : "s", RG_MAX_OPEN);

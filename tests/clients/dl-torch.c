@@ -10,6 +10,11 @@
  * dl-torch run    the run below; exits 0
  * dl-torch twice  the same, then step 2's note written again (a note for
  *                 an unchanged set: the split must not change)
+ * dl-torch damaged  the same, then a damaged note at step 2: parameters
+ *                 naming P1 and 0x7e0000000000 (inside no block), an
+ *                 unreadable gradients line, no optimizer_state line
+ *                 (cut): 1 entry unmatched, 2 said cut or unreadable, the
+ *                 split as in run
  * Without the entry points it prints "no memtrace" and exits 0.
  *
  * One segment of 64 MiB at S = 0x7f0000000000 on device 0; every block is
@@ -110,11 +115,15 @@ static int note(int step)
 int main(int argc, char **argv)
 {
 	int twice = argc > 1 && !strcmp(argv[1], "twice");
+	int damaged = argc > 1 && !strcmp(argv[1], "damaged");
+	static const char bad_note[] = "categories=2\n"
+				       "parameters=0:0x7f0000000000:4194304,0:0x7e0000000000:4096\n"
+				       "gradients=0:0xzz\n";
 	uint64_t step;
 	int bad = 0;
 
-	if (argc < 2 || (strcmp(argv[1], "run") && !twice)) {
-		fprintf(stderr, "usage: dl-torch run | dl-torch twice\n");
+	if (argc < 2 || (strcmp(argv[1], "run") && !twice && !damaged)) {
+		fprintf(stderr, "usage: dl-torch run | twice | damaged\n");
 		return 2;
 	}
 	events = (events_fn)dlsym(RTLD_DEFAULT, "memtrace_fw_events");
@@ -166,6 +175,8 @@ int main(int argc, char **argv)
 	bad |= alloc(57, 2) || release(57, 2);
 	if (twice)
 		bad |= note(2);
+	if (damaged)
+		bad |= info(bad_note, sizeof bad_note - 1);
 	memtrace_pop("torch");
 	memtrace_end(step);
 	if (bad) {
