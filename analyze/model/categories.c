@@ -294,7 +294,8 @@ static int moments(struct rg_model *m, const struct fw_model *fw, struct moment 
 	}
 	for (uint32_t k = 0; m->has_fw && k < m->nnames; k++) {
 		struct rg_name *e = &m->names[k];
-		if (e->has_peak && add(mo, n, &cap, e->peak_proc, e->fw_peak_seq, &e->split, (int)k))
+		if (e->kind == RG_MODULE && e->has_peak &&
+		    add(mo, n, &cap, e->peak_proc, e->fw_peak_seq, &e->split, (int)k))
 			return -1;
 	}
 	for (uint32_t k = 0; k < m->nooms; k++)
@@ -369,7 +370,7 @@ static int sweep(struct analysis *a, struct rg_model *m, struct fw_model *fw)
 		for (int k = b->at.module; k >= 0; k = m->names[k].parent) {
 			struct rg_name *e = &m->names[k];
 
-			if (e->has_peak && e->peak_proc == b->proc && b->s_alloc <= e->fw_peak_seq &&
+			if (e->has_peak && m->has_fw && e->peak_proc == b->proc && b->s_alloc <= e->fw_peak_seq &&
 			    e->fw_peak_seq < b->s_freq)
 				e->split.own += b->size;
 		}

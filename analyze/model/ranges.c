@@ -501,7 +501,9 @@ static int fold(struct rg_model *m, const struct open *o)
 	    (in->fw_peak == m->inst[g->fw_peak_inst].fw_peak && in->seq < m->inst[g->fw_peak_inst].seq))
 		if ((g->fw_peak_inst = show_slot(m, o, &gp->own_fw)) < 0)
 			return -1;
-	if (e->kind == RG_MODULE && (!e->has_peak || in->fw_peak > e->fw_peak)) {
+	if (!e->has_peak || in->res_peak > e->res_peak)
+		e->res_peak = in->res_peak;
+	if (!e->has_peak || in->fw_peak > e->fw_peak) {
 		e->has_peak = 1;
 		e->peak_proc = in->proc;
 		e->fw_peak = in->fw_peak;

@@ -78,13 +78,15 @@ struct rg_name {
 	uint32_t group;
 	uint8_t is_step, kind;          /* kind: RG_PHASE, RG_MODULE, 0 */
 	uint32_t step_no;
-	/* a module's (kind RG_MODULE) highest framework allocated while one
-	   of its instances was open */
-	int has_peak;
+	/* the highest of its instances (the level at their start included):
+	   of reserved, and of framework allocated with its moment, process
+	   and step (the report's per-module figures) */
+	int has_peak;                   /* an instance closed or left open */
+	uint64_t res_peak;
 	int peak_proc;
 	uint64_t fw_peak, fw_peak_t, fw_peak_seq;
 	int peak_step;                  /* index in inst, -1 */
-	struct cat_split split;         /* at that moment */
+	struct cat_split split;         /* at fw_peak_seq, modules only */
 	int parent;                     /* the module whose qualified path is
 	                                   the longest prefix of this one at a
 	                                   '.' ("GPT.layers" for

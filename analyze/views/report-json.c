@@ -763,7 +763,7 @@ static void ranges_json(struct jw *j, const struct report *r)
 	open_(j, "modules", '[');
 	for (uint32_t i = 0; i < m->nnames; i++) {
 		const struct rg_name *e = &m->names[i];
-		if (!e->has_peak)
+		if (e->kind != RG_MODULE || !e->has_peak || !m->has_fw)
 			continue;
 		open_(j, NULL, '{');
 		cstr(j, "module", e->name);

@@ -148,7 +148,7 @@ static void fw_lines(const struct report *r, FILE *f)
 	}
 	uint32_t nmod = 0, mods[m->nnames ? m->nnames : 1];
 	for (uint32_t i = 0; i < m->nnames; i++)
-		if (m->names[i].has_peak)
+		if (m->names[i].kind == RG_MODULE && m->names[i].has_peak)
 			mods[nmod++] = i;
 	if (!nmod)
 		return;
