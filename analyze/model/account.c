@@ -32,6 +32,7 @@
 #include "model/analysis.h"
 #include "model/framework.h"
 #include "model/nvtxmem.h"
+#include "model/categories.h"
 #include "model/ranges.h"
 #include "model/live.h"
 #include "model/metrics.h"
@@ -1361,7 +1362,7 @@ struct analysis *analysis_run(struct stream *s, struct an_sink *sink, an_caching
 	if (p->oom)
 		goto nomem;
 	proc_ends(a);
-	if (fw_end(a) || ranges_end(a) || nvmem_end(a) || replay_to_peaks(a))
+	if (fw_end(a) || ranges_end(a) || cat_end(a) || nvmem_end(a) || replay_to_peaks(a))
 		goto nomem;
 	return a;
 nomem:

@@ -214,6 +214,32 @@ static int fw_figure(json_object *root, const struct chk_rule *rule, int dev, lo
 	}
 }
 
+/* A category at the peak of allocated: ranges.framework_peaks' entry of
+   pid, else the highest one (as check.c's category_figure). */
+static int category_figure(json_object *root, const struct chk_rule *rule, long pid, uint64_t *v)
+{
+	static const char *const keys[] = {
+		[CHK_PARAMETERS_PEAK] = "parameters", [CHK_GRADIENTS_PEAK] = "gradients",
+		[CHK_OPTIMIZER_STATE_PEAK] = "optimizer_state", [CHK_ACTIVATIONS_PEAK] = "activations",
+		[CHK_TEMPORARIES_PEAK] = "temporaries",
+	};
+	json_object *pk = key(key(root, "ranges"), "framework_peaks"), *best = NULL;
+	uint64_t n, bn = 0, p;
+
+	if (rule->scope == CHK_DEV)
+		return 0;
+	for (int i = 0; i < len(pk); i++) {
+		if (!num(at(pk, i), "allocated_bytes", &n) ||
+		    (pid >= 0 && (!num(at(pk, i), "pid", &p) || (long)p != pid)))
+			continue;
+		if (!best || n > bn) {
+			best = at(pk, i);
+			bn = n;
+		}
+	}
+	return best && num(key(best, "categories"), keys[rule->metric], v);
+}
+
 int check_jbase_figure(const struct chk_jbase *b, const struct chk_rule *rule, int dev,
 		       uint64_t *v)
 {
@@ -280,6 +306,12 @@ int check_jbase_figure(const struct chk_jbase *b, const struct chk_rule *rule, i
 		return fw_figure(root, rule, dev, pid, v);
 	case CHK_DRAIN_SHARE:       /* never relative */
 		return 0;
+	case CHK_PARAMETERS_PEAK:
+	case CHK_GRADIENTS_PEAK:
+	case CHK_OPTIMIZER_STATE_PEAK:
+	case CHK_ACTIVATIONS_PEAK:
+	case CHK_TEMPORARIES_PEAK:
+		return category_figure(root, rule, pid, v);
 	case CHK_FAILURES:
 		if (!num(root, "failures_total", &n))
 			return 0;

@@ -35,13 +35,15 @@
 
 #include "model/check.h"
 #include "model/framework.h"
+#include "model/ranges.h"
 #include "trace/trace-read.h"
 
 static const char *const metric_names[CHK_NMETRICS] = {
 	"peak", "allocated_peak", "live_at_exit", "failures", "oom_retries", "untraced",
 	"shm_left", "tensor_peak_allocated", "requested_peak", "tensor_live_at_exit", "ooms",
 	"oom_fragmentation", "oom_other_stream", "oom_device_full", "oom_outside",
-	"drain_share",
+	"drain_share", "parameters_peak", "gradients_peak", "optimizer_state_peak",
+	"activations_peak", "temporaries_peak",
 };
 /* other names of the same figures */
 static const char *const metric_alt[CHK_NMETRICS] = {
@@ -55,6 +57,9 @@ static const char *const metric_words[CHK_NMETRICS] = {
 	"out-of-memory errors from cache held by another stream",
 	"out-of-memory errors with the device full of tensors",
 	"out-of-memory errors from memory outside PyTorch", "drains",
+	"parameters at the peak of allocated", "gradients at the peak of allocated",
+	"optimizer state at the peak of allocated", "activations at the peak of allocated",
+	"temporaries at the peak of allocated",
 };
 /* the verdict of each CHK_OOM_* rule (0: any) */
 static int metric_verdict(enum chk_metric m)
@@ -939,6 +944,34 @@ static uint64_t tensor_leaks(const struct fw_model *m, int dev, int proc, struct
 	return n;
 }
 
+/* parameters_peak ... temporaries_peak: the bytes of the category at the
+   peak of allocated (summed over the process's devices) of process pi,
+   else of the process with the highest one. */
+static void category_figure(const struct analysis *a, const struct chk_rule *rule, long dev,
+			    int pi, struct chk_result *x)
+{
+	const struct rg_model *rm = a->ranges;
+	int best = -1;
+
+	if (dev >= 0) {
+		snprintf(x->missing, sizeof(x->missing), "the categories are per process, over its "
+			 "devices: [pid:N], [rank:N] or no scope");
+		return;
+	}
+	for (int i = 0; rm && rm->peaks && i < rm->nprocs; i++)
+		if (rm->peaks[i].has_fw && rm->peaks[i].fw_split.has && (pi < 0 || i == pi) &&
+		    (best < 0 || rm->peaks[i].fw > rm->peaks[best].fw))
+			best = i;
+	if (best < 0)
+		snprintf(x->missing, sizeof(x->missing), "no peak of PyTorch's allocated inside the "
+			 "program's ranges (the categories need memtrace's PyTorch hooks: docs/units.md)");
+	else if (!rm->cats.notes)
+		snprintf(x->missing, sizeof(x->missing), "the run has no categories note "
+			 "(docs/units.md)");
+	else
+		x->value = rm->peaks[best].fw_split.bytes[rule->metric - CHK_PARAMETERS_PEAK];
+}
+
 /* The framework's figures of rule on the run, the process pi (-1: none),
    appended to e->out as figures() does. */
 static int fw_figures(struct eval *e, const struct chk_rule *rule, int pi)
@@ -1054,6 +1087,16 @@ static int fw_figures(struct eval *e, const struct chk_rule *rule, int pi)
 		/* the count and the time, for the text */
 		x->value = m->drains;
 		x->site_bytes = m->drain_ns;
+		break;
+	case CHK_PARAMETERS_PEAK:
+	case CHK_GRADIENTS_PEAK:
+	case CHK_OPTIMIZER_STATE_PEAK:
+	case CHK_ACTIVATIONS_PEAK:
+	case CHK_TEMPORARIES_PEAK:
+		n = 1;
+		if (!(x = add_result(e, rule, -1, pi)))
+			return -1;
+		category_figure(a, rule, dev, pi, x);
 		break;
 	default:
 		return 0;

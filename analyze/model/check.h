@@ -34,6 +34,13 @@ enum chk_metric {
 	CHK_OOM_FULL,
 	CHK_OOM_OUTSIDE,
 	CHK_DRAIN_SHARE,            /* the drains' time over the run's duration */
+	/* categories at the process's peak of allocated (model/categories.h),
+	   in the order of enum cat */
+	CHK_PARAMETERS_PEAK,
+	CHK_GRADIENTS_PEAK,
+	CHK_OPTIMIZER_STATE_PEAK,
+	CHK_ACTIVATIONS_PEAK,
+	CHK_TEMPORARIES_PEAK,
 	CHK_NMETRICS
 };
 #define CHK_FW_FIRST CHK_TENSOR_PEAK_ALLOCATED
