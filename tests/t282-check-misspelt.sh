@@ -26,7 +26,7 @@ bad "memory <= 1GiB" "unknown figure 'memory' (expected peak, allocated_peak, li
 bad "<= 1GiB" "expected a figure (peak, allocated_peak, live_at_exit, failures, oom_retries, untraced, shm_left, growth_per_step, first_step_excess, leaked, tensor_peak_allocated, requested_peak, tensor_live_at_exit, ooms, oom_fragmentation, oom_other_stream, oom_device_full, oom_outside, drain_share)"
 bad "peak = 1GiB" "expected <=, <, >=, >, == or != after peak"
 bad "peak =< 1GiB" "expected <=, <, >=, >, == or != after peak"
-bad "peak[gpu0] <= 1GiB" "expected a scope [devN], [pid:N] or [rank:N] after the figure"
+bad "peak[gpu0] <= 1GiB" "expected a scope [devN], [pid:N], [rank:N], [range:NAME], [step:N], [step:A-B] or [test:GLOB] after the figure"
 bad "peak <= 1 GiB per device" "unexpected 'per device' after the value"
 bad "peak <= nan" "'nan' is not a number: expected a size (8GiB, 512MiB, 0), a count, or baseline [+|- N[%|unit]]"
 bad "peak <= 0x100" "unexpected 'x100' after the value"
