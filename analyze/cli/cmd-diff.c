@@ -192,11 +192,15 @@ int cmd_diff(int argc, char **argv)
 		cli_error("%s", err);
 		status = EXIT_USAGE;
 	} else {
+		/* a figure the runs cannot compare holds: a gate never passes on
+		   missing data */
+		const char *why = fail_if ? diff_missing(&d, (enum diff_figure)cond.fig) : NULL;
+
 		if (fail_if)
-			holds = diff_exceeds(&d, (enum diff_figure)cond.fig, cond.limit, cond.pct);
+			holds = why || diff_exceeds(&d, (enum diff_figure)cond.fig, cond.limit, cond.pct);
 		int nplots = 0;
 
-		if (json ? diff_json(&d, stdout, fail_if, holds) : diff_text(&d, stdout)) {
+		if (json ? diff_json(&d, stdout, fail_if, holds, why) : diff_text(&d, stdout)) {
 			cli_error("cannot write the comparison");
 			status = EXIT_USAGE;
 		} else if (plot_dir && diff_plot(&d, &po, &nplots, err, sizeof(err))) {
@@ -205,7 +209,10 @@ int cmd_diff(int argc, char **argv)
 		} else {
 			if (plot_dir && !nplots)
 				cli_warn("--plot: no device both runs have, nothing drawn");
-			if (fail_if && !json)
+			if (fail_if && !json && why)
+				printf("\n--fail-if '%s': cannot be judged (%s): taken as holding\n",
+				       fail_if, why);
+			else if (fail_if && !json)
 				printf("\n--fail-if '%s': %s\n", fail_if, holds ? "holds" : "does not hold");
 			status = holds ? 1 : 0;
 		}
