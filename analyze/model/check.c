@@ -9,6 +9,9 @@
  * exit; the failed allocations; the out-of-memory retries; the /dev/shm
  * bytes still present at the end. The rules that are per device (allocated
  * peak, untraced) give one result per device when no scope is written.
+ * The program's units (a range, a step, a span of steps, pytest tests) and
+ * the steps' figures are check-units.c's, from the ranges model; here they
+ * are parsed and refused where a figure has no such scope (unit_rule).
  *
  * Suppressions take the bytes of the matching stacks (struct an_site, what
  * each process's stack left live at exit) out of live_at_exit; a stack is
