@@ -248,6 +248,10 @@ int check_jbase_figure(const struct chk_jbase *b, const struct chk_rule *rule, i
 	uint64_t n;
 
 	*v = 0;
+	/* the program's units: the report's JSON lists 1000 instances at
+	   most, so it may not hold one; a trace as the baseline does */
+	if (rule->scope >= CHK_RANGE)
+		return 0;
 	if (rule->scope == CHK_DEV && !(d = find(devs, "device", rule->scope_n)))
 		return 0;
 	if (rule->scope == CHK_PID || rule->scope == CHK_RANK) {
@@ -338,6 +342,9 @@ int check_jbase_figure(const struct chk_jbase *b, const struct chk_rule *rule, i
 			return num(sp, "present_bytes", v);
 		}
 		return num(key(root, "shm"), "present_bytes", v);
+	case CHK_GROWTH_PER_STEP:       /* no baseline (check_rule_add) */
+	case CHK_FIRST_STEP_EXCESS:
+	case CHK_LEAKED:                /* a unit scope's only (above) */
 	case CHK_NMETRICS:
 		break;
 	}

@@ -354,6 +354,8 @@ static int name_of(struct rg_model *m, struct pstate *ps, uint32_t dom, uint32_t
 	e->kind = !e->domain ? 0 : !strcmp(e->domain, "torch") ? RG_PHASE :
 		  !strcmp(e->domain, "torch.module") ? RG_MODULE : 0;
 	e->peak_step = -1;
+	for (int k = 0; k < RG_NBEST; k++)
+		e->best[k] = e->own[k] = -1;
 	m->has_modules |= e->kind == RG_MODULE;
 	uint32_t nm = m->nnames++;
 	*slot = nm + 1;
@@ -480,6 +482,21 @@ static int show_slot(struct rg_model *m, const struct open *o, int *own)
 	return *own;
 }
 
+/* An instance's figure that rg_name.best[k] is the highest of. */
+uint64_t rg_best_value(const struct rg_inst *in, int k)
+{
+	switch (k) {
+	case RG_BEST_RES:
+		return in->res_peak;
+	case RG_BEST_FW:
+		return in->fw_peak;
+	case RG_BEST_RES_KEPT:
+		return in->res1 > in->res0 ? in->res1 - in->res0 : 0;
+	default:
+		return in->fw1 > in->fw0 ? in->fw1 - in->fw0 : 0;
+	}
+}
+
 /* Folds a closed (or left open) instance into its range and name. */
 static int fold(struct rg_model *m, const struct open *o)
 {
@@ -501,6 +518,15 @@ static int fold(struct rg_model *m, const struct open *o)
 	    (in->fw_peak == m->inst[g->fw_peak_inst].fw_peak && in->seq < m->inst[g->fw_peak_inst].seq))
 		if ((g->fw_peak_inst = show_slot(m, o, &gp->own_fw)) < 0)
 			return -1;
+	for (int k = 0; k < RG_NBEST; k++) {
+		uint64_t v = rg_best_value(in, k), w;
+
+		if (e->best[k] >= 0 && ((w = rg_best_value(&m->inst[e->best[k]], k)) > v ||
+					(w == v && m->inst[e->best[k]].seq < in->seq)))
+			continue;
+		if ((e->best[k] = show_slot(m, o, &e->own[k])) < 0)
+			return -1;
+	}
 	if (!e->has_peak || in->res_peak > e->res_peak)
 		e->res_peak = in->res_peak;
 	if (!e->has_peak || in->fw_peak > e->fw_peak) {

@@ -70,6 +70,15 @@ struct rg_inst {
 	struct cat_split split;         /* a step's: at its fw_peak */
 };
 
+/* What a name's best[] instances are the highest of. */
+enum {
+	RG_BEST_RES,                    /* reserved peak */
+	RG_BEST_FW,                     /* framework allocated peak */
+	RG_BEST_RES_KEPT,               /* reserved end - start, 0 when less */
+	RG_BEST_FW_KEPT,                /* framework allocated, same */
+	RG_NBEST
+};
+
 /* A distinct (domain, name) pair as recorded. */
 struct rg_name {
 	char *key;                      /* "domain\x1fname" */
@@ -87,6 +96,10 @@ struct rg_name {
 	uint64_t fw_peak, fw_peak_t, fw_peak_seq;
 	int peak_step;                  /* index in inst, -1 */
 	struct cat_split split;         /* at fw_peak_seq, modules only */
+	/* its instances a check over a range names (index in inst, -1): the
+	   first of the highest by RG_BEST_* (the pass's copies in own[] when
+	   the instance is not kept whole) */
+	int best[RG_NBEST], own[RG_NBEST];
 	int parent;                     /* the module whose qualified path is
 	                                   the longest prefix of this one at a
 	                                   '.' ("GPT.layers" for
@@ -193,6 +206,8 @@ void ranges_at(const struct analysis *a, int proc, uint32_t tid, struct rg_at *a
 /* A step-like name: "step", "step 3", "train_step#12", "Iteration 4",
    "batch 7" (the word, then digits or nothing); *no: its number, 0 none. */
 int rg_is_step_name(const char *name, uint32_t *no);
+/* The figure of an instance that rg_name.best[k] is the highest of. */
+uint64_t rg_best_value(const struct rg_inst *in, int k);
 /* "domain:name" or "name" for the default domain, into buf. */
 const char *rg_group_name(char *buf, size_t len, const struct rg_group *g);
 
