@@ -667,10 +667,21 @@ static void note_where(const struct analysis *a, const struct rg_model *m, int p
 	ranges_at(a, proc, P(m)->tid, at);
 }
 
+/* The processes' peaks, made at the first change: none where yet. */
 static int peaks_get(struct rg_model *m)
 {
-	if (!m->peaks && !(m->peaks = calloc((size_t)m->nprocs, sizeof *m->peaks)))
+	if (m->peaks)
+		return 0;
+	if (!(m->peaks = calloc((size_t)m->nprocs, sizeof *m->peaks)))
 		return -1;
+	for (int i = 0; i < m->nprocs; i++) {
+		struct rg_peak *pk = &m->peaks[i];
+
+		pk->proc = i;
+		pk->group = pk->nm = pk->fw_group = pk->fw_nm = -1;
+		pk->at.step = pk->at.phase = pk->at.module = -1;
+		pk->fw_at = pk->at;
+	}
 	return 0;
 }
 
