@@ -206,6 +206,9 @@ class Tensor:
     def get_device(self):
         return self.device.index if self.is_cuda else -1
 
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        autograd.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
     def record_stream(self, stream):
         """Tensor.record_stream: the block is not reused before the work
         queued on `stream` so far completes; PyTorch's recordStream, so its
@@ -251,3 +254,4 @@ def empty(*size, dtype=None, device="cuda"):
 
 
 from . import cuda  # noqa: E402
+from . import autograd, nn, optim  # noqa: E402,F401
