@@ -1,57 +1,81 @@
-# memtrace_hooks.py - PyTorch's steps, phases and modules as memtrace
-# ranges (docs/torch.md, "Steps, phases and modules"), with no change to
-# the program: memtrace_torch.py calls install(torch) right after the
-# program's own `import torch`, when memtrace's library is in the process
-# (MEMTRACE_TORCH_HOOKS=0: nothing is installed).
+# memtrace_hooks.py - PyTorch's steps, phases, modules and memory
+# categories as memtrace records (docs/torch.md, "Steps, phases, modules
+# and categories"), with no change to the program: memtrace_torch.py calls
+# install(torch, info) right after the program's own `import torch`, when
+# memtrace's library is in the process (MEMTRACE_TORCH_HOOKS=0: nothing is
+# installed). Ranges go through memtrace.py's entry point (origin
+# "torch"), category notes through memtrace_fw_info.
 #
 #   modules    the global hooks of torch.nn.modules.module,
 #              register_module_forward_pre_hook(hook(module, input)) and
 #              register_module_forward_hook(hook(module, input, output))
-#              (pytorch/pytorch torch/nn/modules/module.py; 1.13 has both):
-#              a PUSH/POP of domain "torch.module" around each forward,
+#              (pytorch/pytorch torch/nn/modules/module.py @v2.4.0; 1.13
+#              has both), the latter with always_call=True where it exists
+#              (2.1 and later: it also runs when forward raises): a
+#              PUSH/POP of domain "torch.module" around each forward,
 #              named by the module's path from the root module called
 #              ("GPT.layers.3.attn": the root's class name, then its
 #              named_modules() name); the outermost one on a thread is
 #              also the phase "forward" of domain "torch". Both hooks
 #              return None, so input and output are the program's own.
-#              Global full backward hooks are NOT registered: they wrap
-#              each module's inputs and outputs in BackwardHookFunction
-#              (module.py, _call_impl), which changes the autograd graph
-#              the program builds (new nodes, outputs that are views).
+#              Global full backward hooks are NOT registered: _call_impl
+#              then runs each module's inputs and outputs through
+#              BackwardHookFunction (torch/utils/hooks.py, BackwardHook),
+#              which changes the autograd graph the program builds (new
+#              nodes, outputs that are views: an in-place op on them
+#              raises, pytorch#61519).
 #   backward   torch.autograd.backward, which Tensor.backward calls
 #              through the module attribute (torch/_tensor.py), wrapped:
 #              the phase "backward" pushed before and popped after.
 #   optimizer  torch.optim.optimizer.register_optimizer_step_pre_hook and
 #              register_optimizer_step_post_hook (hook(optimizer, args,
-#              kwargs); torch/optim/optimizer.py, 2.0 and later): the
-#              phase "optimizer". Without them (1.13) the post hook is
+#              kwargs); torch/optim/optimizer.py @v2.4.0, 2.0 and later):
+#              the phase "optimizer". Without them (1.13) the post hook is
 #              Optimizer._optimizer_step_code, the no-op every step's
 #              wrapper calls after the step (_hook_for_profile), wrapped:
 #              steps end there, and there is no "optimizer" phase.
 #   steps      "step N" (N from 1), START/END of domain "torch": a step
 #              ends at an optimizer step's post hook, the next starts at
 #              the next phase that begins.
+#   categories at an optimizer step's post hook, once CUDA is initialized:
+#              the CUDA storages (data_ptr, nbytes) of the parameters of
+#              the root modules seen and of the optimizer, of their .grad,
+#              and of the optimizer's state, as one fw_info note
+#              (categories=STEP, parameters=, gradients=, optimizer_state=)
+#              when they changed since the last note: another address or
+#              size, or a tensor of the last note that died (zero_grad's
+#              set_to_none frees gradients that backward allocates again,
+#              often at the same addresses: new blocks the model must see
+#              named during their lives).
 #
 # Every hook catches everything (nothing raises into the program) and
-# keeps no tensor: the root's names are cached by id() beside a weakref
-# to the root, so a model is never kept alive by memtrace.
+# keeps no tensor and no module alive: the roots and the last note's
+# tensors are held by weakref, module paths by id() beside their root.
 import os
+import sys
 import threading
 import weakref
 
-_PUSH, _POP, _START, _END = 1, 2, 3, 4
-_ORIGIN_TORCH = 5       # MT_ORIGIN_TORCH of include/memtrace/trace-format.h
+import memtrace
+
 _D_TORCH, _D_MODULE = b"torch", b"torch.module"
 
 
+def _record(op, domain, name=None, rid=0):
+    return memtrace._record(op, memtrace.ORIGIN_TORCH, domain, name, rid)[1]
+
+
 class _Hooks(object):
-    def __init__(self, record):
-        self.record = record        # memtrace.py's _record-like raw call
+    def __init__(self, torch, info):
+        self.torch = torch
+        self.info = info            # memtrace_torch's _Lib.info, lines -> note
         self.tls = threading.local()
         self.lock = threading.Lock()
         self.step = 0
-        self.rid = 0
-        self.names = {}             # id(root) -> (weakref(root), {id(m): path})
+        self.rid = 0                # the open step's range id (0: none)
+        self.roots = {}             # id(root) -> (weakref(root), {id(m): path bytes})
+        self.noted = None           # the last categories note's lists
+        self.noted_refs = ()        # weakrefs to the tensors it named
 
     def stack(self):
         s = getattr(self.tls, "s", None)
@@ -63,48 +87,60 @@ class _Hooks(object):
         with self.lock:
             if not self.rid:
                 self.step += 1
-                self.rid = self.record(_START, _D_TORCH, ("step %d" % self.step).encode(), 0)
-        self.record(_PUSH, _D_TORCH, name, 0)
+                self.rid = _record(memtrace._START, _D_TORCH, "step %d" % self.step)
+        _record(memtrace._PUSH, _D_TORCH, name)
 
-    def step_ends(self):
+    def step_ends(self, opt):
         with self.lock:
             rid, self.rid = self.rid, 0
+            step = self.step
+        try:
+            self.note_categories(opt, step)
+        except Exception:
+            pass
         if rid:
-            self.record(_END, None, None, rid)
+            _record(memtrace._END, None, None, rid)
 
     def path(self, root, m):
-        ent = self.names.get(id(root))
+        ent = self.roots.get(id(root))
         if ent is None or ent[0]() is not root:
-            paths = {}
-            base = type(root).__name__
-            for n, sub in root.named_modules():
-                paths[id(sub)] = base + "." + n if n else base
-            ent = self.names[id(root)] = (weakref.ref(root), paths)
+            ent = self.roots[id(root)] = (weakref.ref(root), self.paths(root))
         p = ent[1].get(id(m))
-        return p if p is not None else type(m).__name__
+        if p is None:
+            # a module added since: name them again, once
+            ent[1].update(self.paths(root))
+            p = ent[1].setdefault(id(m), type(m).__name__.encode("utf-8", "backslashreplace"))
+        return p
+
+    @staticmethod
+    def paths(root):
+        base = type(root).__name__
+        return {id(sub): (base + "." + n if n else base).encode("utf-8", "backslashreplace")
+                for n, sub in root.named_modules()}
 
     def pre(self, module, inputs):
         try:
             s = self.stack()
             if not s:
                 self.phase_begins(b"forward")
-                root = module
-            else:
-                root = s[0]()
-            s.append(weakref.ref(module))
-            self.record(_PUSH, _D_MODULE, self.path(root, module).encode("utf-8", "backslashreplace"), 0)
+                s.append(weakref.ref(module))
+            root = s[0]()
+            name = self.path(root, module) if root is not None else type(module).__name__
+            _record(memtrace._PUSH, _D_MODULE, name)
+            s.append(None)
         except Exception:
             pass
 
     def post(self, module, inputs, output):
         try:
             s = self.stack()
-            if not s:
+            if len(s) < 2:
                 return
             s.pop()
-            self.record(_POP, _D_MODULE, None, 0)
-            if not s:
-                self.record(_POP, _D_TORCH, None, 0)
+            _record(memtrace._POP, _D_MODULE)
+            if len(s) == 1:
+                s.pop()
+                _record(memtrace._POP, _D_TORCH)
         except Exception:
             pass
 
@@ -116,10 +152,55 @@ class _Hooks(object):
 
     def opt_post(self, opt, args, kwargs):
         try:
-            self.record(_POP, _D_TORCH, None, 0)
-            self.step_ends()
+            _record(memtrace._POP, _D_TORCH)
+            self.step_ends(opt)
         except Exception:
             pass
+
+    def note_categories(self, opt, step):
+        cuda = getattr(self.torch, "cuda", None)
+        if self.info is None or cuda is None or not cuda.is_initialized():
+            return
+        tensor = self.torch.Tensor
+        lists = ({}, {}, {})        # parameters, gradients, optimizer_state
+        refs = []
+
+        def add(d, t):
+            if not isinstance(t, tensor) or not t.is_cuda:
+                return
+            try:
+                st = t.untyped_storage() if hasattr(t, "untyped_storage") else t.storage()
+                addr, n = st.data_ptr(), st.nbytes()
+            except Exception:
+                return      # sparse, meta, a subclass without one storage
+            if addr and n:
+                d.setdefault((t.get_device(), addr), n)
+                refs.append(weakref.ref(t))
+
+        params = []
+        for key, (ref, _) in list(self.roots.items()):
+            root = ref()
+            if root is None:
+                self.roots.pop(key, None)
+            else:
+                params.extend(root.parameters())
+        for g in opt.param_groups:
+            params.extend(g["params"])
+        for p in params:
+            add(lists[0], p)
+            add(lists[1], p.grad)
+        for st in opt.state.values():
+            for v in st.values():
+                add(lists[2], v)
+        del params
+        text = tuple(",".join("%d:0x%x:%d" % (d, a, n) for (d, a), n in l.items()) for l in lists)
+        if self.noted is None:
+            self.noted = ("", "", "")   # never a note of nothing
+        if text == self.noted and all(r() is not None for r in self.noted_refs):
+            return
+        self.noted, self.noted_refs = text, tuple(refs)
+        self.info([("categories", step), ("parameters", text[0]), ("gradients", text[1]),
+                   ("optimizer_state", text[2])])
 
 
 def _wrap_backward(autograd, h):
@@ -134,7 +215,7 @@ def _wrap_backward(autograd, h):
             return orig(*args, **kwargs)
         finally:
             try:
-                h.record(_POP, _D_TORCH, None, 0)
+                _record(memtrace._POP, _D_TORCH)
             except Exception:
                 pass
 
@@ -152,7 +233,7 @@ def _wrap_step_code(optimizer_cls, h):
 
     def _optimizer_step_code(self):
         try:
-            h.step_ends()
+            h.step_ends(self)
         except Exception:
             pass
         return orig(self)
@@ -160,17 +241,22 @@ def _wrap_step_code(optimizer_cls, h):
     optimizer_cls._optimizer_step_code = _optimizer_step_code
 
 
-def install(torch, record):
-    """Registers the hooks on torch; record(op, domain, name, rid) -> rid
-    is the range entry point."""
+def install(torch, info):
+    """Registers the hooks on torch; info(lines) writes one fw_info note
+    (None: no category notes)."""
     if os.environ.get("MEMTRACE_TORCH_HOOKS", "1") == "0":
         return
-    h = _Hooks(record)
+    h = _Hooks(torch, info)
     mm = torch.nn.modules.module
     mm.register_module_forward_pre_hook(h.pre)
-    mm.register_module_forward_hook(h.post)
+    try:
+        mm.register_module_forward_hook(h.post, always_call=True)
+    except TypeError:
+        mm.register_module_forward_hook(h.post)     # before 2.1
     _wrap_backward(torch.autograd, h)
-    om = torch.optim.optimizer
+    # (1.13's torch.optim does not export its optimizer submodule as an
+    # attribute; torch imported it, so it is in sys.modules)
+    om = sys.modules["torch.optim.optimizer"]
     if hasattr(om, "register_optimizer_step_post_hook"):
         om.register_optimizer_step_pre_hook(h.opt_pre)
         om.register_optimizer_step_post_hook(h.opt_post)

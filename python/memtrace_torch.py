@@ -197,18 +197,13 @@ class _Lib(object):
         return self.info_fn(b, len(b))
 
 
-def _install_hooks(torch):
-    """Steps, phases and modules as ranges (python/memtrace_hooks.py), on
+def _install_hooks(torch, lib):
+    """Steps, phases, modules and categories (python/memtrace_hooks.py), on
     every torch, CUDA or not; a torch without the surface they need gets
     none, and the program is unchanged either way."""
     try:
-        import memtrace
         import memtrace_hooks
-
-        def record(op, domain, name, rid):
-            return memtrace._record(op, memtrace_hooks._ORIGIN_TORCH, domain, name, rid)[1]
-
-        memtrace_hooks.install(torch, record)
+        memtrace_hooks.install(torch, lib.info)
     except Exception:
         pass
 
@@ -235,7 +230,7 @@ def _on_torch(torch):
             lib = _Lib(ctypes)
         except (OSError, AttributeError):
             return      # plain python: no memtrace here
-        _install_hooks(torch)
+        _install_hooks(torch, lib)
         cuda = getattr(torch, "cuda", None)
         lazy_call = getattr(cuda, "_lazy_call", None)
         _state = _State(torch, lib, ctypes)
