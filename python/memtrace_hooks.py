@@ -101,16 +101,22 @@ class _Hooks(object):
         if rid:
             _record(memtrace._END, None, None, rid)
 
-    def path(self, root, m):
-        ent = self.roots.get(id(root))
-        if ent is None or ent[0]() is not root:
-            ent = self.roots[id(root)] = (weakref.ref(root), self.paths(root))
-        p = ent[1].get(id(m))
-        if p is None:
-            # a module added since: name them again, once
-            ent[1].update(self.paths(root))
-            p = ent[1].setdefault(id(m), type(m).__name__.encode("utf-8", "backslashreplace"))
-        return p
+    def name(self, root_ref, m):
+        """m's path from the root (bytes); its class name when the root is
+        gone or its named_modules() fails."""
+        try:
+            root = root_ref()
+            ent = self.roots.get(id(root))
+            if ent is None or ent[0]() is not root:
+                ent = self.roots[id(root)] = (root_ref, self.paths(root))
+            p = ent[1].get(id(m))
+            if p is None:
+                # a module added since: name them again, once
+                ent[1].update(self.paths(root))
+                p = ent[1].setdefault(id(m), type(m).__name__.encode("utf-8", "backslashreplace"))
+            return p
+        except Exception:
+            return type(m).__name__
 
     @staticmethod
     def paths(root):
@@ -122,12 +128,10 @@ class _Hooks(object):
         try:
             s = self.stack()
             if not s:
-                self.phase_begins(b"forward")
                 s.append(weakref.ref(module))
-            root = s[0]()
-            name = self.path(root, module) if root is not None else type(module).__name__
-            _record(memtrace._PUSH, _D_MODULE, name)
+                self.phase_begins(b"forward")
             s.append(None)
+            _record(memtrace._PUSH, _D_MODULE, self.name(s[0], module))
         except Exception:
             pass
 
