@@ -11,7 +11,9 @@
 #              register_module_forward_hook(hook(module, input, output))
 #              (pytorch/pytorch torch/nn/modules/module.py @v2.4.0; 1.13
 #              has both), the latter with always_call=True where it exists
-#              (2.1 and later: it also runs when forward raises): a
+#              (2.1 and later: it also runs when forward raises; before,
+#              a forward that raised is closed at the thread's next
+#              backward or optimizer step, or next call of its root): a
 #              PUSH/POP of domain "torch.module" around each forward,
 #              named by the module's path from the root module called
 #              ("GPT.layers.3.attn": the root's class name, then its
@@ -71,6 +73,7 @@ class _Hooks(object):
         self.info = info            # memtrace_torch's _Lib.info, lines -> note
         self.tls = threading.local()
         self.lock = threading.Lock()
+        self.exact = True           # forward hooks run when forward raises
         self.step = 0
         self.rid = 0                # the open step's range id (0: none)
         self.roots = {}             # id(root) -> (weakref(root), {id(m): path bytes})
@@ -83,7 +86,27 @@ class _Hooks(object):
             s = self.tls.s = []
         return s
 
+    def settle(self, again=None):
+        """Before always_call (2.1), a forward that raised never runs its
+        forward hook: its ranges are closed here, at this thread's next
+        backward or optimizer step, or when the root it began with is
+        called again (again: the module being called)."""
+        s = self.stack()
+        if self.exact or not s:
+            return
+        if again is not None:
+            root = s[0]()
+            if root is not None and root is not again:
+                return      # a call inside the forward under way
+        while len(s) > 1:
+            s.pop()
+            _record(memtrace._POP, _D_MODULE)
+        s.pop()
+        _record(memtrace._POP, _D_TORCH)
+
     def phase_begins(self, name):
+        if name != b"forward":
+            self.settle()
         with self.lock:
             if not self.rid:
                 self.step += 1
@@ -91,6 +114,7 @@ class _Hooks(object):
         _record(memtrace._PUSH, _D_TORCH, name)
 
     def step_ends(self, opt):
+        self.settle()
         with self.lock:
             rid, self.rid = self.rid, 0
             step = self.step
@@ -126,6 +150,7 @@ class _Hooks(object):
 
     def pre(self, module, inputs):
         try:
+            self.settle(module)
             s = self.stack()
             if not s:
                 s.append(weakref.ref(module))
@@ -257,6 +282,7 @@ def install(torch, info):
         mm.register_module_forward_hook(h.post, always_call=True)
     except TypeError:
         mm.register_module_forward_hook(h.post)     # before 2.1
+        h.exact = False
     _wrap_backward(torch.autograd, h)
     # (1.13's torch.optim does not export its optimizer submodule as an
     # attribute; torch imported it, so it is in sys.modules)

@@ -32,31 +32,33 @@ diff -u plain.out off.out || fail "the output changed with the hooks off"
 # Each step: the step starts at its first phase (forward: the outermost
 # module call, Net), the modules nest as Net.forward calls them, backward
 # is loss.backward() (torch.autograd.backward), optimizer opt.step() (its
-# global pre and post hooks); the step ends at the optimizer's post hook.
+# global pre and post hooks); the step ends at the optimizer's post hook,
+# after the categories note (below) taken there.
 for n in 1 2; do
 	cat <<EOS
-start 5 torch step $n id=$n
-push 5 torch forward
-push 5 torch.module Net
-push 5 torch.module Net.embed
-pop 5 torch.module
-push 5 torch.module Net.layers
-push 5 torch.module Net.layers.0
-push 5 torch.module Net.layers.0.attn
-pop 5 torch.module
-pop 5 torch.module
-push 5 torch.module Net.layers.1
-push 5 torch.module Net.layers.1.attn
-pop 5 torch.module
-pop 5 torch.module
-pop 5 torch.module
-pop 5 torch.module
-pop 5 torch
-push 5 torch backward
-pop 5 torch
-push 5 torch optimizer
-pop 5 torch
-end 5 - id=$n
+start torch torch step $n id=$n
+push torch torch forward
+push torch torch.module Net
+push torch torch.module Net.embed
+pop torch torch.module
+push torch torch.module Net.layers
+push torch torch.module Net.layers.0
+push torch torch.module Net.layers.0.attn
+pop torch torch.module
+pop torch torch.module
+push torch torch.module Net.layers.1
+push torch torch.module Net.layers.1.attn
+pop torch torch.module
+pop torch torch.module
+pop torch torch.module
+pop torch torch.module
+pop torch torch
+push torch torch backward
+pop torch torch
+push torch torch optimizer
+pop torch torch
+note categories=$n
+end torch - id=$n
 EOS
 done >want.ranges
 ranges a.dump >got.ranges
@@ -92,10 +94,6 @@ categories=2 | parameters=$p | gradients=0:0x500000103400:4096,0:0x500000104400:
 EOS
 categories a.dump >got.cat
 diff -u want.cat got.cat || fail "the categories notes"
-# each note inside its step: after the optimizer phase's pop, before the END
-awk '$1 == "range" && / op=pop origin=5 domain=1 / { last = "pop" } $1 == "range" && / op=end origin=5 / { last = "end" }
-     $1 == "fw_info" && /categories=/ { print last }' a.dump | tr '\n' ' ' >got.where
-expect_eq "$(cat got.where)" "pop pop " "where the notes are"
 
 # --- kept gradients: the same storages, the same tensors: one note ----------
 # Step 2 and 3 keep the gradients (zero_grad(set_to_none=False)) and the
@@ -104,7 +102,37 @@ mtd -o keep.bin -- python3 "$TRAIN" 3 keep >keep.out 2>keep.err || fail "keep: $
 "$MEMTRACE" dump keep.bin >keep.dump || fail "dump keep.bin"
 expect_eq "$(categories keep.dump | cut -d' ' -f1 | tr '\n' ' ')" "categories=1 " "keep: the notes"
 expect_eq "$(ranges keep.dump | grep '^start' | tr '\n' ' ')" \
-	"start 5 torch step 1 id=1 start 5 torch step 2 id=2 start 5 torch step 3 id=3 " "keep: the steps"
+	"start torch torch step 1 id=1 start torch torch step 2 id=2 start torch torch step 3 id=3 " "keep: the steps"
+
+# --- the same addresses, new blocks: a note at each step ---------------------
+# zero_grad (set_to_none) frees the gradient (A+0x1000, after the
+# parameter at A+0); the next one takes the same free block, so the same
+# address, but it is another block, which the model must see named
+# during its life.
+cat >again.py <<'PY'
+import torch
+p = torch.nn.Parameter(torch.empty(1024, dtype=torch.float32, device="cuda"))
+
+
+class SGD(torch.optim.Optimizer):
+    def step(self):
+        pass
+
+
+opt = SGD([p], {})
+for i in range(3):
+    opt.zero_grad()
+    p.grad = torch.empty(1024, dtype=torch.float32, device="cuda")
+    opt.step()
+    print("step %d: gradient at +0x%x" % (i + 1, p.grad.data_ptr() - p.data_ptr()))
+PY
+mtd -o again.bin -- python3 again.py >again.out 2>again.err || fail "again.py: $(cat again.err)"
+printf 'step %d: gradient at +0x1000\n' 1 2 3 | diff -u - again.out || fail "again.py's output"
+"$MEMTRACE" dump again.bin >again.dump || fail "dump again.bin"
+for n in 1 2 3; do
+	echo "categories=$n | parameters=0:0x500000000000:4096 | gradients=0:0x500000001000:4096 | optimizer_state="
+done >want.again
+categories again.dump | diff -u want.again - || fail "again.py: the categories notes"
 
 # --- the report names the steps ---------------------------------------------
 "$MEMTRACE" report --no-db a.bin >a.txt || fail "report"
