@@ -530,6 +530,7 @@ enum mt_range_origin {
 	MT_ORIGIN_C = 2,            /* include/memtrace/markers.h */
 	MT_ORIGIN_PYTHON = 3,       /* python/memtrace.py */
 	MT_ORIGIN_PYTEST = 4,       /* python/memtrace_pytest.py: a test */
+	MT_ORIGIN_TORCH = 5,        /* python/memtrace_hooks.py: PyTorch steps, phases, modules */
 };
 
 struct mt_range {
