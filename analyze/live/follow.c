@@ -31,6 +31,12 @@
  * whose stack has not been read yet waits (with everything after it) for
  * the next poll, unless its process ended or the poll flushes.
  *
+ * Damage: slabs and records are validated by the reader's own rules
+ * (trace_slab_iter, the checks `memtrace report` makes); where the report
+ * would refuse the rest of a trace, the records before it are fed, none
+ * after, its process is over and marked damaged (damaged()), and the
+ * reader's warning line is given once (follow_warning).
+ *
  * A process that ended (its exit record, or its pid gone) and whose
  * records were all fed leaves the run's devices just before the next
  * record of the run after its last one, as the report's pass does.
