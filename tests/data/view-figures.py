@@ -116,7 +116,15 @@ for f in figs:
     else:
         assert dv == str(v), "%s: the page shows %r, the data holds %r" % (src, dv, v)
     last = src.split(".")[-1]
-    if last.endswith("time_ns"):
+    # the ranges' figures (report.ranges, units): names without "bytes"
+    unit = src.startswith(("report.ranges.", "units.")) and not last.endswith("time_ns")
+    if unit and last in ("start_ns", "end_ns"):
+        want = "+" + duration(v)
+    elif unit and last == "total_ns":
+        want = duration(v)
+    elif unit and (last.startswith(("peak_", "reserved_", "framework_", "first_step_")) or last.endswith("_per_step")):
+        want = size(v)
+    elif last.endswith("time_ns"):
         want = "+" + duration(v)
     elif "bytes" in last or (re.search(r"\.peak_(allocated|requested|reserved)\.\d+\.1$", src)
                                      and src.startswith("framework.")):
