@@ -669,3 +669,58 @@ void ranges_free(struct rg_model *m)
 	free(m->steps);
 	free(m);
 }
+
+/* --- during the pass: where a process is now (ranges.h) -------------------- */
+
+/* "domain:name" of an instance during the pass ("domain\x1fname" inside) */
+static void now_name(char *buf, size_t len, const char *name)
+{
+	const char *sep = strchr(name, 0x1f);
+
+	if (sep && sep != name)
+		snprintf(buf, len, "%.*s:%s", (int)(sep - name), name, sep + 1);
+	else
+		snprintf(buf, len, "%s", msg_part(name));
+}
+
+void ranges_now(const struct analysis *a, int proc, struct rg_now *now)
+{
+	const struct rg_model *m = a->ranges;
+
+	memset(now, 0, sizeof *now);
+	if (!m || proc < 0 || proc >= m->nprocs || !m->priv)
+		return;
+	const struct pstate *ps = &P(m)->ps[proc];
+	for (uint32_t k = ps->nopen; k-- > 0;) {
+		const struct rg_inst *in = &m->inst[ps->open[k]];
+
+		if (in->is_step && !now->step)
+			now->step = in;
+		else if (!in->is_step && !now->range)
+			now->range = in;
+	}
+	/* the last step closed: the latest step instance not open */
+	for (uint32_t i = m->ninst; i-- > 0 && !now->last_step;) {
+		const struct rg_inst *in = &m->inst[i];
+		int open = 0;
+
+		if (in->proc != proc || !in->is_step)
+			continue;
+		for (uint32_t k = 0; k < ps->nopen && !open; k++)
+			open = ps->open[k] == i;
+		if (!open)
+			now->last_step = in;
+	}
+	for (int w = 0; w < 2; w++) {
+		const struct rg_inst *st = w ? now->last_step : now->step;
+		uint32_t no = st ? st->step_no : 0;
+
+		for (uint32_t i = 0; st && !no && &m->inst[i] != st; i++)
+			no += m->inst[i].proc == proc && m->inst[i].is_step;
+		*(w ? &now->last_step_no : &now->step_no) = st && !st->step_no ? no + 1 : no;
+	}
+	if (now->step)
+		now_name(now->step_name, sizeof now->step_name, now->step->name);
+	if (now->range)
+		now_name(now->range_name, sizeof now->range_name, now->range->name);
+}

@@ -120,6 +120,19 @@ void ranges_fw(struct analysis *a, int proc, uint64_t t);
 int ranges_end(struct analysis *a);
 void ranges_free(struct rg_model *m);
 
+/* Where process proc is now, during the pass (memtrace top, the
+   metrics): the innermost open step (a step-named instance; the run's
+   step range is only chosen at the end), the latest range opened and
+   open that is no step, and the step that ended last; NULL each when
+   none. Names as "domain:name" ("name" in the default domain). */
+struct rg_now {
+	const struct rg_inst *step, *range, *last_step;
+	uint32_t step_no, last_step_no; /* from the name, else the place among
+	                                   the process's step-named instances */
+	char step_name[256], range_name[256];
+};
+void ranges_now(const struct analysis *a, int proc, struct rg_now *now);
+
 /* A step-like name: "step", "step 3", "train_step#12", "Iteration 4",
    "batch 7" (the word, then digits or nothing); *no: its number, 0 none. */
 int rg_is_step_name(const char *name, uint32_t *no);
