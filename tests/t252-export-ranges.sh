@@ -7,7 +7,8 @@
 #     step N peaks at 20+10N MiB and ends at 10N MiB, forward peaks at
 #     20+10N and ends there (its pop comes before the free), backward peaks
 #     at 5+10N, io:load at 10N; the step counter reads 1,0,2,0,3,0 at the
-#     steps' starts and ends (the report's start_ns/end_ns);
+#     steps' starts and ends (the report's start_ns/end_ns); its mark
+#     "epoch 1" an instant on the same thread, before step 1;
 #   --at peak: only what started by the peak (50 MiB in forward of step
 #     3): step 3 and its forward end at the peak, open, with no figure
 #     from after it; step 3's io:load is whole;
@@ -64,6 +65,11 @@ for s in rep["ranges"]["steps"]:
     want += [(us(s["start_ns"]), s["step"]), (us(s["end_ns"]), 0)]
 check("step counter", C, want)
 check("step counter values", [v for _, v in C], [1, 0, 2, 0, 3, 0])
+# the mark: an instant on its thread, before step 1, one per report's mark
+I = [e for e in ev if e["ph"] == "i" and e.get("cat") == "mark"]
+check("marks", [(e["name"], e["s"], e["pid"], e["tid"]) for e in I], [("epoch 1", "t", pid, pid)])
+check("marks counted", len(I), rep["ranges"]["marks"])
+check("the mark before step 1", I[0]["ts"] <= us(rep["ranges"]["steps"][0]["start_ns"]), True)
 
 # --at peak: up to the peak's time; what is open then ends there
 pk = rep["ranges"]["peaks"][0]

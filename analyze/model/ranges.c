@@ -279,6 +279,41 @@ static void close_inst(struct analysis *a, struct rg_model *m, struct pstate *ps
 		snap_sites(a, m, (int)i);
 }
 
+/* The first RG_MAX_MARKS marks, with their time (the exports' instants);
+   m->marks counts them all. */
+static int keep_mark(struct rg_model *m, struct pstate *ps, const struct srec *r,
+		     const struct mt_range *g)
+{
+	if (m->nmark >= RG_MAX_MARKS)
+		return 0;
+	if (!(m->nmark & (m->nmark - 1))) {     /* 0, 1, 2, 4...: full */
+		void *v = realloc(m->mark, (m->nmark ? 2 * m->nmark : 1) * sizeof *m->mark);
+		if (!v)
+			return -1;
+		m->mark = v;
+	}
+	struct rg_mark *k = &m->mark[m->nmark];
+	char *n = inst_name(ps, g->domain, g->message);
+	if (!n)
+		return -1;
+	k->proc = r->proc;
+	k->tid = r->rec.tid;
+	k->t = r->t;
+	k->name = malloc(strlen(n) + 1);        /* the \x1f becomes ':' */
+	if (!k->name) {
+		free(n);
+		return -1;
+	}
+	const char *msg = msg_part(n);
+	if (msg - 1 > n)
+		sprintf(k->name, "%.*s:%s", (int)(msg - 1 - n), n, msg);
+	else
+		strcpy(k->name, msg);
+	free(n);
+	m->nmark++;
+	return 0;
+}
+
 int ranges_record(struct analysis *a, const struct srec *r)
 {
 	struct rg_model *m = model(a);
@@ -325,7 +360,7 @@ int ranges_record(struct analysis *a, const struct srec *r)
 		return 0;
 	case MT_RANGE_MARK:
 		m->marks++;
-		return 0;
+		return keep_mark(m, ps, r, g);
 	case MT_RANGE_NAME_THREAD:
 		m->thread_names++;
 		return 0;
@@ -663,6 +698,9 @@ void ranges_free(struct rg_model *m)
 		free(m->groups[i].domain);
 		free(m->groups[i].name);
 	}
+	for (uint32_t i = 0; i < m->nmark; i++)
+		free(m->mark[i].name);
+	free(m->mark);
 	free(m->inst);
 	free(m->groups);
 	free(m->peaks);

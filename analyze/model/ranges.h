@@ -62,6 +62,17 @@ struct rg_group {
 	uint64_t total_ns;
 };
 
+#define RG_MAX_MARKS 100000         /* marks kept with their time */
+
+/* A mark (nvtxMark, memtrace_mark): an instant. */
+struct rg_mark {
+	int proc;
+	uint32_t tid;
+	uint64_t t;
+	char *name;                     /* "domain:name", "name" in the default
+	                                   domain */
+};
+
 /* Where a process's peak of reserved happened. */
 struct rg_peak {
 	int proc;
@@ -78,6 +89,8 @@ struct rg_model {
 	struct rg_group *groups;
 	uint32_t ngroups;
 	uint64_t records, marks, thread_names;
+	struct rg_mark *mark;           /* the first RG_MAX_MARKS marks */
+	uint32_t nmark;
 	int has_fw;                     /* framework figures are there */
 	/* misuse, as recorded */
 	uint64_t pops_unmatched;        /* a pop with nothing open on its thread

@@ -9,8 +9,9 @@
  * framework's OOMs with its verdict and top holders; process and thread names
  * ("ph":"M"); the program's ranges (model/ranges.h) as slices on their
  * thread's track ("ph":"X" for a push/pop pair; an async pair "b"/"e" for
- * a start/end, which NVTX lets end on another thread) and its steps as a
- * counter track per process ("step": the step's number while it runs, 0
+ * a start/end, which NVTX lets end on another thread), its marks as
+ * instants ("ph":"i") on their thread and its steps as a counter track
+ * per process ("step": the step's number while it runs, 0
  * between steps). Times are microseconds since the run's start, to the
  * nanosecond.
  */
@@ -468,7 +469,16 @@ static void step_counter(struct pw *w, uint32_t pid, uint64_t t, uint32_t no)
 	fprintf(w->f, ", \"name\": \"step\", \"args\": {\"step\": %" PRIu32 "}}", no);
 }
 
-/* Every range instance and step up to each process's moment. */
+/* A mark: an instant on its thread's track. */
+static void mark_event(struct pw *w, const struct report *r, const struct rg_mark *k)
+{
+	ev(w, "i", k->t, rep_pid(r->a, k->proc), k->tid);
+	fputs(", \"s\": \"t\", \"cat\": \"mark\", \"name\": ", w->f);
+	rep_json_str(w->f, k->name, strlen(k->name));
+	fputc('}', w->f);
+}
+
+/* Every range instance, mark and step up to each process's moment. */
 static void ranges(struct pw *w, const struct report *r, const struct export_moment *em)
 {
 	const struct rg_model *m = r->a->ranges;
@@ -481,6 +491,9 @@ static void ranges(struct pw *w, const struct report *r, const struct export_mom
 		if (m->inst[i].t0 <= t)
 			range_event(w, r, m, i, t);
 	}
+	for (uint32_t i = 0; i < m->nmark; i++)
+		if (m->mark[i].t <= proc_t(r, em, m->mark[i].proc))
+			mark_event(w, r, &m->mark[i]);
 	for (uint32_t k = 0; k < m->nsteps; k++) {
 		const struct rg_inst *in = &m->inst[m->steps[k]];
 		uint64_t t = proc_t(r, em, in->proc);
