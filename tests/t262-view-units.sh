@@ -10,7 +10,9 @@
 #     range 'forward' (step 3); growth 10.0 MiB a step from keep();
 #   the pytest suite of t644 (tests/data/pytest-gpu/test_gpu.py): per
 #     test its peak and leak, as its header works them out.
-# A screenshot of the train page goes to build/view-screenshots/units.png.
+# Selecting step 3's row zooms the timelines to it (#selftest). Screenshots
+# of the train page go to build/view-screenshots/units.png and, zoomed to
+# step 3, units-step3.png.
 . "$(dirname "$0")/lib.sh"
 [ -x "$CLIENTS/rt-nvtx" ] || skip "no rt-nvtx (the CUDA toolkit's nvtx3 headers are missing)"
 command -v chromium >/dev/null 2>&1 || skip "no chromium (scripts/install-deps.sh installs it)"
@@ -53,6 +55,14 @@ for n in 1 2 3; do
 	want train "fig report.ranges.steps.$k.reserved_at_start $z" \
 		"fig report.ranges.steps.$k.reserved_at_end $((10 * n * MiB)) $((10 * n)).0 MiB"
 done
+# Enter on step 3's row: the timelines show step 3 (page.html#selftest)
+timeout 60 chromium --headless --no-sandbox --disable-gpu --user-data-dir="$T/chrome" \
+	--virtual-time-budget=5000 --dump-dom "file://$T/train.html#selftest" >selftest.dom 2>>chrome.err ||
+	fail "chromium failed on the selftest"
+grep -q "^selftest step_zoom 1 bands [12]$" selftest.dom || fail "step 3's row: $(grep '^selftest\|^error' selftest.dom)"
+timeout 60 chromium --headless --no-sandbox --disable-gpu --hide-scrollbars --user-data-dir="$T/chrome" \
+	--virtual-time-budget=5000 --window-size=1400,900 --screenshot="$B/view-screenshots/units-step3.png" \
+	"file://$T/train.html#selftest" >/dev/null 2>>chrome.err
 grep -q "</span> reserved in range ‘forward’ (step 3) at <span" train.dom ||
 	fail "the peak's range and step are not on the page"
 

@@ -436,6 +436,7 @@ function drawUnits(u, pids) {
 	Object.keys(unitLane).forEach(function (k) { nl = Math.max(nl, unitLane[k] + 1); });
 	ctx.save();
 	ctx.font = (11 * dpr) + 'px sans-serif';
+	ctx.textAlign = 'left';
 	ctx.textBaseline = 'bottom';
 	RR.steps.forEach(function (st, k) {
 		var x = mine(st.pid) && span(st.start_ns, st.end_ns);
@@ -801,6 +802,15 @@ function rangeWhere(pk, src) {
 		(pk.name !== pk.range ? ' (\u2018' + pk.name + '\u2019)' : '');
 	return [w + (pk.step === null ? '' : ' (step ' + pk.step + ')') + ' at ', [pk.time_ns, src + '.time_ns', fmtAt]];
 }
+/* A step's row selected: every timeline shows that step, with a
+   twentieth of its length on each side. */
+function zoomToStep(r) {
+	var a = r.s.start_ns / 1e9, b = r.s.end_ns / 1e9, pad = (b - a) / 20 || 1e-6;
+	labelChecks.forEach(function (x) {
+		if (x[1]) x[1].view(Math.max(0, a - pad), Math.min(R.duration_ns / 1e9, b + pad));
+	});
+	$('timelines').scrollIntoView();
+}
 function units() {
 	var parent = $('units-body');
 	if (!RR) {
@@ -862,7 +872,7 @@ function units() {
 				src: function (r) { return sp + r.k + '.framework_peak_allocated'; } },
 			{ label: 'allocated at its end', num: 1, get: function (r) { return r.s.framework_allocated_at_end; }, fmt: fmtBytes,
 				src: function (r) { return sp + r.k + '.framework_allocated_at_end'; } });
-		table(parent, cols, rows, null, true);
+		table(parent, cols, rows, zoomToStep, true);
 		checks.push('units steps ' + rows.length);
 	}
 	parent.appendChild(el('h3', null, 'Ranges'));
@@ -1790,6 +1800,17 @@ function selftest() {
 			checks.push('selftest flame_at_click ' + (/^Live at /.test($('flame-note').textContent) ? 1 : 0));
 		});
 	steps.push(controls);
+	/* a step's row: the timelines show that step */
+	var srow = document.querySelectorAll('#units-body tbody tr')[RR && RR.steps.length ? RR.steps.length - 1 : 0];
+	if (u && RR && RR.steps.length && srow)
+		steps.push(function () {
+			srow.dispatchEvent(new KeyboardEvent('keydown', { key: 'Enter', bubbles: true }));
+		}, function () {
+			var st = RR.steps[RR.steps.length - 1];
+			checks.push('selftest step_zoom ' + (u.scales.x.min < st.start_ns / 1e9 && u.scales.x.min > 0 &&
+				u.scales.x.max > st.end_ns / 1e9 && u.scales.x.max - u.scales.x.min < (st.end_ns - st.start_ns) / 1e9 * 1.2 ? 1 : 0) +
+				' bands ' + u.units.bands);
+		});
 	/* the processes of device 0, stacked then one at a time */
 	var sel = tlControls[0];
 	if (sel)
