@@ -10,7 +10,10 @@
 #     40 MiB, 20 MiB at its end;
 #   at the end (the trace read afterwards): the last step 3, 50 MiB, and
 #   each last step's figures are report --json's ranges.steps, field by
-#   field (the live model feeds the same ranges pass as the report).
+#   field (the live model feeds the same ranges pass as the report);
+#   the same forked into a worker after the parent's own first step: the
+#   watcher of `memtrace run --metrics-textfile` follows the worker's
+#   ranges (memtrace_step 2, memtrace_step_peak_bytes 30 MiB for its pid).
 . "$(dirname "$0")/lib.sh"
 command -v python3 >/dev/null 2>&1 || skip "no python3"
 cd "$T" || exit 1
@@ -69,4 +72,27 @@ for n in (1, 2, 3):
     if (ls["peak_reserved_bytes"], ls["reserved_at_end_bytes"]) != (s["peak_reserved"], s["reserved_at_end"]):
         print("FAIL: frame %d: last step %r, the report's %r" % (n, ls, s)); sys.exit(1)
 PY
+
+# a process that starts after the job's first range (a forked worker):
+# the live model follows its ranges too (memtrace run's own watcher)
+mkdir tf
+sim "$MEMTRACE" run --no-summary --metrics-textfile tf --metrics-interval 0.2 -o "$T/fork.bin" -- \
+	python3 "$ROOT/tests/clients/py-steps-live.py" ready go fork >job.out 2>job.err &
+JOB=$!
+exec 3<ready 4>go
+read -r line <&3 || fail "the forked job ended before phase 1: $(cat job.err)"
+i=0
+while ! grep -q '^memtrace_step_peak_bytes{.*} '$((30 * MiB))'$' tf/memtrace.prom 2>/dev/null && [ $i -lt 100 ]; do
+	sleep 0.1; i=$((i + 1))
+done
+child=$(ls fork.*.bin | sed 's/fork\.\([0-9]*\)\.bin/\1/')
+expect_eq "$(grep "^memtrace_step{.*pid=\"$child\"}" tf/memtrace.prom | sed 's/.*} //')" "2" \
+	"memtrace_step of the forked worker in its step 2"
+expect_eq "$(grep "^memtrace_step_peak_bytes{.*pid=\"$child\"}" tf/memtrace.prom | sed 's/.*} //')" "$((30 * MiB))" \
+	"memtrace_step_peak_bytes of the forked worker after its step 1"
+printf x >&4
+read -r line <&3 || fail "the forked job ended before phase 2"
+printf x >&4
+exec 3<&- 4>&-
+wait $JOB || fail "the forked job failed: $(cat job.err)"
 exit 0

@@ -76,6 +76,34 @@ static struct rg_model *model(struct analysis *a)
 	return m;
 }
 
+/* The processes added since (memtrace top: a job's process that started
+   after its first range record): their state, from their reserved now;
+   -1 out of memory. */
+static int add_procs(struct analysis *a, struct rg_model *m)
+{
+	struct priv *p = P(m);
+	int n = a->nprocs;
+
+	if (n <= m->nprocs)
+		return 0;
+	struct pstate *ps = realloc(p->ps, (size_t)n * sizeof *ps);
+	if (!ps)
+		return -1;
+	p->ps = ps;
+	memset(ps + m->nprocs, 0, (size_t)(n - m->nprocs) * sizeof *ps);
+	if (m->peaks) {
+		struct rg_peak *pk = realloc(m->peaks, (size_t)n * sizeof *pk);
+		if (!pk)
+			return -1;
+		m->peaks = pk;
+		memset(pk + m->nprocs, 0, (size_t)(n - m->nprocs) * sizeof *pk);
+	}
+	for (int i = m->nprocs; i < n; i++)
+		ps[i].reserved = a->procs[i].reserved_all;
+	m->nprocs = n;
+	return 0;
+}
+
 int rg_is_step_name(const char *name, uint32_t *no)
 {
 	static const char *const words[] = {
@@ -320,8 +348,10 @@ int ranges_record(struct analysis *a, const struct srec *r)
 
 	if (!m)
 		return -1;
+	if (r->proc >= m->nprocs && add_procs(a, m))
+		return -1;
 	if (r->proc < 0 || r->proc >= m->nprocs)
-		return 0;       /* a process added after the first range (live) */
+		return 0;
 	struct pstate *ps = &P(m)->ps[r->proc];
 
 	if (r->rec.type == MT_REC_STRING)
@@ -401,6 +431,8 @@ void ranges_mem(struct analysis *a, int proc, uint64_t t, uint64_t reserved)
 {
 	struct rg_model *m = a->ranges;
 
+	if (m && proc >= m->nprocs && add_procs(a, m))
+		return;         /* out of memory: that process is not followed */
 	if (!m || proc < 0 || proc >= m->nprocs)
 		return;
 	struct pstate *ps = &P(m)->ps[proc];
@@ -430,6 +462,8 @@ void ranges_fw(struct analysis *a, int proc, uint64_t t)
 	struct rg_model *m = a->ranges;
 	uint64_t sum = 0;
 
+	if (m && proc >= m->nprocs && add_procs(a, m))
+		return;
 	if (!m || !a->fw || proc < 0 || proc >= m->nprocs)
 		return;
 	for (int i = 0; i < a->fw->ndevs; i++)

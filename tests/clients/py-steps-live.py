@@ -8,8 +8,13 @@
 #   phase 2: between steps 2 and 3 (the 20 MiB kept); step 2 is over: its
 #            peak 40 MiB, at its end 20 MiB
 #   then step 3 (peak 50 MiB, at its end 30 MiB) and the end.
+# py-steps-live.py READY GO fork: the same in a child process, forked after
+# the parent's own "step 1" (holding nothing) and half a second, so that a
+# watcher has seen the parent's ranges before the child's trace appears.
 import ctypes
+import os
 import sys
+import time
 import memtrace
 
 rt = ctypes.CDLL("libcudart.so.13")
@@ -37,6 +42,14 @@ def stop(phase):
     go.read(1)
 
 
+if sys.argv[3:] == ["fork"]:
+    with memtrace.step(1):
+        pass
+    time.sleep(0.5)
+    pid = os.fork()
+    if pid:
+        _, status = os.waitpid(pid, 0)
+        sys.exit(os.waitstatus_to_exitcode(status))
 kept = []
 for n in (1, 2, 3):
     with memtrace.step(n):
