@@ -12,8 +12,11 @@
  * a start/end, which NVTX lets end on another thread), its marks as
  * instants ("ph":"i") on their thread and its steps as a counter track
  * per process ("step": the step's number while it runs, 0
- * between steps). Times are microseconds since the run's start, to the
- * nanosecond.
+ * between steps). The ranges and marks are the model's log (the first
+ * RG_MAX_SLICES instances that ended, RG_MAX_MARKS marks): when it left
+ * some out, a global instant at the run's start says how many were shown
+ * (export_ranges_cut, the line cmd-export.c also warns). Times are
+ * microseconds since the run's start, to the nanosecond.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -409,24 +412,24 @@ static uint64_t proc_t(const struct report *r, const struct export_moment *m, in
 	return any ? t : proc_dev_t(r, m, proc, -1);
 }
 
-/* One range instance up to the moment t: a slice on its thread's track;
-   one still open then ends at t and carries only what was known at its
-   start (its peak and its end are later). */
+/* One range instance (slice i of the log) up to the moment t: a slice on
+   its thread's track; one still open then ends at t and carries only what
+   was known at its start (its peak and its end are later). */
 static void range_event(struct pw *w, const struct report *r, const struct rg_model *m, uint32_t i,
 			uint64_t t)
 {
 	static const char *const origin[] = { "range", "nvtx", "markers", "python", "pytest" };
-	const struct rg_inst *in = &m->inst[i];
-	const struct rg_group *g = &m->groups[in->group];
+	const struct rg_slice *in = &m->slices[i];
+	const struct rg_name *e = &m->names[in->nm];
 	uint32_t pid = rep_pid(r->a, in->proc);
 	int cut = in->t1 > t, async = in->op == MT_RANGE_START;
 	char name[600], gn[512];
 	const char *cat = in->origin < sizeof origin / sizeof *origin ? origin[in->origin] : "range";
 
-	if (g->domain)
-		snprintf(name, sizeof name, "%s:%s", g->domain, in->name);
+	if (e->domain)
+		snprintf(name, sizeof name, "%s:%s", e->domain, e->name);
 	else
-		snprintf(name, sizeof name, "%s", in->name);
+		snprintf(name, sizeof name, "%s", e->name);
 	ev(w, async ? "b" : "X", in->t0, pid, in->tid);
 	if (!async) {
 		uint64_t d = (cut ? t : in->t1) - in->t0;
@@ -438,7 +441,7 @@ static void range_event(struct pw *w, const struct report *r, const struct rg_mo
 	fprintf(w->f, ", \"cat\": \"%s\", \"name\": ", cat);
 	rep_json_str(w->f, name, strlen(name));
 	fputs(", \"args\": {\"range\": ", w->f);
-	rg_group_name(gn, sizeof gn, g);
+	rg_group_name(gn, sizeof gn, &m->groups[in->group]);
 	rep_json_str(w->f, gn, strlen(gn));
 	if (in->step >= 0)
 		fprintf(w->f, ", \"step\": %" PRIu32, m->inst[in->step].step_no);
@@ -463,6 +466,36 @@ static void range_event(struct pw *w, const struct report *r, const struct rg_mo
 	}
 }
 
+/* What the ranges model's log left out (export_ranges_cut()), as a global
+   instant at the run's start, so the trace says it is cut. */
+static void cut_event(struct pw *w, const struct rg_model *m)
+{
+	char msg[256];
+
+	if (!export_ranges_cut(m, msg, sizeof msg))
+		return;
+	ev(w, "i", 0, 0, 0);
+	fputs(", \"s\": \"g\", \"cat\": \"memtrace\", \"name\": ", w->f);
+	rep_json_str(w->f, msg, strlen(msg));
+	fputc('}', w->f);
+}
+
+int export_ranges_cut(const struct rg_model *m, char *buf, size_t len)
+{
+	uint64_t ni = m ? m->instances - m->nslices : 0, nk = m ? m->marks - m->nmark : 0;
+
+	if (!ni && !nk)
+		return 0;
+	snprintf(buf, len, "%" PRIu32 " of %" PRIu64 " range instances shown (the first %u that ended)%s",
+		 m->nslices, m->instances, RG_MAX_SLICES, nk ? ", and " : "");
+	if (nk) {
+		size_t n = strlen(buf);
+		snprintf(buf + n, len - n, "%" PRIu32 " of %" PRIu64 " marks (the first %u)", m->nmark,
+			 m->marks, RG_MAX_MARKS);
+	}
+	return 1;
+}
+
 static void step_counter(struct pw *w, uint32_t pid, uint64_t t, uint32_t no)
 {
 	ev(w, "C", t, pid, 0);
@@ -478,17 +511,19 @@ static void mark_event(struct pw *w, const struct report *r, const struct rg_mar
 	fputc('}', w->f);
 }
 
-/* Every range instance, mark and step up to each process's moment. */
+/* Every range instance and mark of the log and every step, up to each
+   process's moment. */
 static void ranges(struct pw *w, const struct report *r, const struct export_moment *em)
 {
 	const struct rg_model *m = r->a->ranges;
 
 	if (!m)
 		return;
-	for (uint32_t i = 0; i < m->ninst; i++) {
-		uint64_t t = proc_t(r, em, m->inst[i].proc);
+	cut_event(w, m);
+	for (uint32_t i = 0; i < m->nslices; i++) {
+		uint64_t t = proc_t(r, em, m->slices[i].proc);
 
-		if (m->inst[i].t0 <= t)
+		if (m->slices[i].t0 <= t)
 			range_event(w, r, m, i, t);
 	}
 	for (uint32_t i = 0; i < m->nmark; i++)

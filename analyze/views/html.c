@@ -17,7 +17,10 @@
  *                 start), per test of report.ranges.tests what it leaked,
  *                 and the outer ranges (RANGES_MAX at most) to draw on
  *                 the timelines: start, end, range, pid, its own name
- *                 ("domain:name" outside the default domain), left open }
+ *                 ("domain:name" outside the default domain), left open,
+ *                 from the ranges model's log (the first RG_MAX_SLICES
+ *                 instances that ended), with what the log and RANGES_MAX
+ *                 left out (instances_left_out, ranges_left_out) }
  *   <script>  uPlot.iife.min.js, view.js (they only draw: no figure of the
  *             page is computed there)
  *
@@ -335,10 +338,10 @@ static void processes(FILE *f, const struct report *r)
 /* Drawn on the timelines: a range no other encloses on its thread and
    domain, or one a step encloses (the phases of a step); steps are the
    bands, from report.ranges.steps. */
-static int outer(const struct rg_model *m, const struct rg_inst *in)
+static int outer(const struct rg_model *m, const struct rg_slice *in)
 {
 	return (int)in->group != m->step_group &&
-	       (in->parent < 0 || (int)m->inst[in->parent].group == m->step_group);
+	       (in->parent_group < 0 || in->parent_group == m->step_group);
 }
 
 static void units(FILE *f, const struct report *r)
@@ -368,8 +371,9 @@ static void units(FILE *f, const struct report *r)
 	}
 	fputs("],\"ranges\":[", f);
 	n = 0;   /* [start_ns, end_ns, range, pid, name, open_at_exit] */
-	for (uint32_t i = 0; i < m->ninst; i++) {
-		const struct rg_inst *in = &m->inst[i];
+	for (uint32_t i = 0; i < m->nslices; i++) {
+		const struct rg_slice *in = &m->slices[i];
+		const struct rg_name *e = &m->names[in->nm];
 
 		if (!outer(m, in))
 			continue;
@@ -381,14 +385,15 @@ static void units(FILE *f, const struct report *r)
 		rg_group_name(b, sizeof b, &m->groups[in->group]);
 		rep_json_str(f, b, strlen(b));
 		fprintf(f, ",%" PRIu32 ",", rep_pid(r->a, in->proc));
-		if (m->groups[in->group].domain)
-			snprintf(b, sizeof b, "%s:%s", m->groups[in->group].domain, in->name);
+		if (e->domain)
+			snprintf(b, sizeof b, "%s:%s", e->domain, e->name);
 		else
-			snprintf(b, sizeof b, "%s", in->name);
+			snprintf(b, sizeof b, "%s", e->name);
 		rep_json_str(f, b, strlen(b));
 		fprintf(f, ",%d]", in->open);
 	}
-	fprintf(f, "],\"ranges_left_out\":%" PRIu32 "}", more);
+	fprintf(f, "],\"ranges_left_out\":%" PRIu32 ",\"instances_logged\":%" PRIu32
+		",\"instances_left_out\":%" PRIu64 "}", more, m->nslices, m->instances - m->nslices);
 }
 
 /* --- the framework (PyTorch's caching allocator) ------------------------- */

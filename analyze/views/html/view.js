@@ -840,6 +840,10 @@ function units() {
 		figLine(parent, [(R.processes.length > 1 ? 'pid ' + pk.pid + ': ' : '') + 'peak ', [pk.reserved_bytes, src + '.reserved_bytes'],
 			' reserved '].concat(rangeWhere(pk, src)), 'figs');
 	});
+	if (U && U.instances_left_out)
+		parent.appendChild(el('p', { class: 'note' }, 'The timelines draw ranges of the first ' + U.instances_logged + ' of ' +
+			(U.instances_logged + U.instances_left_out) + ' range instances that ended; ' + U.instances_left_out +
+			' are left out there (the tables count them all).'));
 	if (U && U.ranges_left_out)
 		parent.appendChild(el('p', { class: 'note' }, 'The timelines draw the first ' + U.ranges.length + ' outer ranges; ' +
 			U.ranges_left_out + ' more are left out there (the tables count them all).'));
