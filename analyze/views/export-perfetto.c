@@ -483,16 +483,17 @@ static void cut_event(struct pw *w, const struct rg_model *m)
 int export_ranges_cut(const struct rg_model *m, char *buf, size_t len)
 {
 	uint64_t ni = m ? m->instances - m->nslices : 0, nk = m ? m->marks - m->nmark : 0;
+	int n = 0;
 
 	if (!ni && !nk)
 		return 0;
-	snprintf(buf, len, "%" PRIu32 " of %" PRIu64 " range instances shown (the first %u that ended)%s",
-		 m->nslices, m->instances, RG_MAX_SLICES, nk ? ", and " : "");
-	if (nk) {
-		size_t n = strlen(buf);
-		snprintf(buf + n, len - n, "%" PRIu32 " of %" PRIu64 " marks (the first %u)", m->nmark,
-			 m->marks, RG_MAX_MARKS);
-	}
+	buf[0] = 0;
+	if (ni)
+		n = snprintf(buf, len, "%" PRIu32 " of %" PRIu64 " range instances shown (the first %u that ended)",
+			     m->nslices, m->instances, RG_MAX_SLICES);
+	if (nk && n >= 0 && (size_t)n < len)
+		snprintf(buf + n, len - (size_t)n, "%s%" PRIu32 " of %" PRIu64 " marks shown (the first %u)",
+			 ni ? ", " : "", m->nmark, m->marks, RG_MAX_MARKS);
 	return 1;
 }
 
