@@ -9,7 +9,9 @@
 #     10 MiB each (keep() holds 10 MiB more a step); the peak 50.0 MiB in
 #     range 'forward' (step 3); growth 10.0 MiB a step from keep();
 #   the pytest suite of t644 (tests/data/pytest-gpu/test_gpu.py): per
-#     test its peak and leak, as its header works them out.
+#     test its peak and leak, as its header works them out;
+#   the torch double's py-train.py: PyTorch's peak of allocated, its step
+#     and its split by category (below).
 # Selecting step 3's row zooms the timelines to it (#selftest). Screenshots
 # of the train page go to build/view-screenshots/units.png and, zoomed to
 # step 3, units-step3.png.
@@ -65,6 +67,23 @@ timeout 60 chromium --headless --no-sandbox --disable-gpu --hide-scrollbars --us
 	"file://$T/train.html#selftest" >/dev/null 2>>chrome.err
 grep -q "</span> reserved in range ‘forward’ (step 3) at <span" train.dom ||
 	fail "the peak's range and step are not on the page"
+
+# PyTorch's peak of allocated and its split by category, on the double's
+# training program (tests/torchdouble/py-train.py; tests/t732 works out its
+# blocks): at step 2's peak, after its forward, parameters 3 x 4 KiB + the
+# 512 B scale = 12800, no gradients (zero_grad set them to None), optimizer
+# state 3 x 4 KiB, activations the two 1 MiB blocks, temporaries the input
+# and the loss (512 B blocks each); cache 4 MiB reserved - 2123264
+TD=$ROOT/tests/torchdouble
+PYTHONPATH=$TD PYTHONDONTWRITEBYTECODE=1 sim "$MEMTRACE" run --no-summary -o "$T/torch.bin" -- \
+	python3 "$TD/py-train.py" 3 >torch.out 2>torch.err || fail "py-train.py: $(cat torch.err)"
+page torch
+c=report.ranges.framework_peaks.0
+want torch "errors 0" "fig $c.allocated_bytes 2123264 2.02 MiB" "fig $c.categories.parameters 12800 12.5 KiB" \
+	"fig $c.categories.gradients 0 0 B" "fig $c.categories.optimizer_state 12288 12.0 KiB" \
+	"fig $c.categories.activations $((2 * MiB)) 2.00 MiB" "fig $c.categories.temporaries 1024 1.00 KiB" \
+	"fig $c.categories.cache 2071040 1.98 MiB"
+grep -q "</span> allocated in step 2: parameters <span" torch.dom || fail "the peak's step is not on the torch page"
 
 # pytest: the tests' table
 PY=/usr/bin/python3

@@ -135,7 +135,8 @@ for f in figs:
         want = "+" + duration(v)
     elif unit and last == "total_ns":
         want = duration(v)
-    elif unit and (last.startswith(("peak_", "reserved_", "framework_", "first_step_")) or last.endswith("_per_step")):
+    elif unit and (last.startswith(("peak_", "reserved_", "framework_", "first_step_")) or last.endswith("_per_step")
+                   or ".categories." in src):
         want = size(v)
     elif last.endswith("time_ns"):
         want = "+" + duration(v)

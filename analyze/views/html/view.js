@@ -840,6 +840,28 @@ function units() {
 		figLine(parent, [(R.processes.length > 1 ? 'pid ' + pk.pid + ': ' : '') + 'peak ', [pk.reserved_bytes, src + '.reserved_bytes'],
 			' reserved '].concat(rangeWhere(pk, src)), 'figs');
 	});
+	/* PyTorch's peak of allocated per process: where, and its split by
+	   category (the text report's line) */
+	(RR.framework_peaks || []).forEach(function (pk, k) {
+		var src = 'report.ranges.framework_peaks.' + k, at = [], c = pk.categories, cs = src + '.categories.';
+		if (pk.step !== null) at.push('step ' + pk.step);
+		if (pk.phase !== null) at.push('phase ' + pk.phase);
+		if (pk.module !== null) at.push('module ' + pk.module);
+		var parts = [(R.processes.length > 1 ? 'pid ' + pk.pid + ': ' : '') + 'peak ',
+			[pk.allocated_bytes, src + '.allocated_bytes'], ' allocated ' + (at.length ? 'in ' + at.join(', ') :
+			pk.range === null ? 'outside every range' : 'in range \u2018' + pk.range + '\u2019')];
+		if (c && c.parameters !== null)
+			parts.push(': parameters ', [c.parameters, cs + 'parameters'], ', gradients ', [c.gradients, cs + 'gradients'],
+				', optimizer state ', [c.optimizer_state, cs + 'optimizer_state'], ', activations ',
+				[c.activations, cs + 'activations'], ', temporaries ', [c.temporaries, cs + 'temporaries']);
+		else if (c)
+			parts.push(': activations ', [c.activations, cs + 'activations'], ', other tensors ',
+				[c.temporaries, cs + 'temporaries'], ' (no categories note)');
+		if (c)
+			parts.push('; cache ', [c.cache, cs + 'cache']);
+		parts.push(' at ', [pk.time_ns, src + '.time_ns', fmtAt]);
+		figLine(parent, parts, 'figs');
+	});
 	if (U && U.instances_left_out)
 		parent.appendChild(el('p', { class: 'note' }, 'The timelines draw ranges of the first ' + U.instances_logged + ' of ' +
 			(U.instances_logged + U.instances_left_out) + ' range instances that ended; ' + U.instances_left_out +
