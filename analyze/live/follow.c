@@ -997,7 +997,7 @@ static int slab_checked(struct ftrace *ft, struct fslab *sl)
 		return 0;
 	if (grow((void **)&ft->spans, &ft->cap_spans, ft->nspans + 1, sizeof(*ft->spans)))
 		return -1;
-	if (sl->span.fw)
+	if (trace_span_summed(&sl->span))
 		sl->span.sum = trace_slab_sum(sl->buf, sl->ahead.avail, ft->h.version);
 	ft->spans[ft->nspans++] = sl->span;
 	ft->st.overlapping = trace_count_overlaps(ft->spans, ft->nspans, &ft->st.overlap_tid);

@@ -1792,6 +1792,37 @@ static void test_halves(void)
 	free(tb.buf);
 }
 
+/* The rule for repeated slabs (trace_count_overlaps) on spans set by hand:
+   times that overlap, and copies told by their bytes where a span is a
+   point (a young slab its thread wrote one event to) or a framework's. */
+static void test_overlaps(void)
+{
+	struct span_case {
+		const char *name;
+		struct trace_span v[3];
+		size_t n;
+		uint64_t want;
+	} cases[] = {
+		{ "overlaps: one slab after the other", { { 7, 0, 0, 1, 5, 0 }, { 7, 0, 0, 6, 9, 0 } }, 2, 0 },
+		{ "overlaps: a slab copied", { { 7, 0, 0, 1, 5, 0 }, { 7, 0, 0, 1, 5, 0 } }, 2, 1 },
+		{ "overlaps: two threads at one time", { { 7, 0, 0, 1, 5, 0 }, { 8, 0, 0, 1, 5, 0 } }, 2, 0 },
+		{ "overlaps: a point after a slab that ends at it", { { 7, 0, 0, 1, 5, 0 }, { 7, 0, 1, 5, 5, 11 } }, 2, 0 },
+		{ "overlaps: a point slab copied", { { 7, 0, 1, 5, 5, 11 }, { 7, 0, 0, 1, 4, 0 }, { 7, 0, 1, 5, 5, 11 } }, 3, 1 },
+		{ "overlaps: two point slabs at one time, other bytes", { { 7, 0, 1, 5, 5, 11 }, { 7, 0, 1, 5, 5, 12 } }, 2, 0 },
+		{ "overlaps: framework batches that overlap", { { 7, 1, 0, 1, 9, 21 }, { 7, 1, 0, 3, 5, 22 } }, 2, 0 },
+		{ "overlaps: a framework batch copied", { { 7, 1, 0, 3, 9, 21 }, { 7, 1, 0, 3, 9, 21 } }, 2, 1 },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		uint32_t tid = 0;
+
+		TEST(cases[i].name) {
+			CHECK(trace_count_overlaps(cases[i].v, cases[i].n, &tid) == cases[i].want);
+			CHECK(tid == (cases[i].want ? 7u : 0u));
+		}
+	}
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 2 && !strcmp(argv[1], "--write-sample"))
@@ -1811,6 +1842,7 @@ int main(int argc, char **argv)
 	test_compact();
 	test_slab_info();
 	test_halves();
+	test_overlaps();
 	unlink(tmp_path());
 	return test_report(__FILE__);
 }
