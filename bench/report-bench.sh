@@ -18,7 +18,8 @@
 # build/bench/gen-ranks (default 1024 x 100000: 8 hosts x 8 devices, 3.2 GB)
 # and times `report --no-db` and `report` of all of them, with the peak
 # anonymous memory (RssAnon, sampled every 0.2 s) beside the peak RSS,
-# which also counts the traces' mapped pages.
+# which also counts the traces' mapped pages. BENCH_RANKS_DB=0: --no-db only.
+# "ranks 1 N" is one trace of N events, the rate that many ranks are held to.
 # Needs about 330 MB of disk per 10 M events (trace) and as much for the
 # database; the directory is BENCH_DIR (default: a temporary one).
 set -u
@@ -71,10 +72,12 @@ if [ "${1:-}" = ranks ]; then
 	ev=$(awk '{ n += $6 } END { print n }' "$R.expect")
 	echo "ranks: $nr traces of $ne events ($ev events), $(du -sh "$R" | cut -f1)"
 	ranks_measure "ranks, report --no-db" "$ev" "$M" report --no-db "$R"/*.bin
-	rm -f "$R.db"
-	ranks_measure "ranks, report (database)" "$ev" "$M" report --db "$R.db" "$R"/*.bin
-	echo "database: $(du -h "$R.db" | cut -f1)"
-	rm -f "$R.db"
+	if [ "${BENCH_RANKS_DB:-1}" = 1 ]; then
+		rm -f "$R.db"
+		ranks_measure "ranks, report (database)" "$ev" "$M" report --db "$R.db" "$R"/*.bin
+		echo "database: $(du -h "$R.db" | cut -f1)"
+		rm -f "$R.db"
+	fi
 	[ -n "${BENCH_DIR:-}" ] || rm -rf "$D"
 	exit 0
 fi

@@ -275,6 +275,26 @@ echo "memtrace bench: $ROUNDS rounds of $PAIRS alloc/free pairs per thread" >&2
 		bench/report-bench.sh ${REPORT_EVENTS:-1000000 10000000}
 		echo '```'
 		echo
+		echo "Many ranks against one trace of as many events (target, issue 24: within 2x"
+		echo "of its rate): 256 traces of 100,000 events, then one of 25,600,000, both by"
+		echo "bench/gen-ranks (\`BENCH_RANKS_DB=0 bench/report-bench.sh ranks 256\` and"
+		echo "\`ranks 1 25600000\`: one run each)."
+		echo
+		echo '```'
+		BENCH_RANKS_DB=0 bench/report-bench.sh ranks 256 100000
+		BENCH_RANKS_DB=0 bench/report-bench.sh ranks 1 25600000
+		echo '```'
+		echo
+		if [ -x bench/peer-bench.sh ] && command -v heaptrack_print >/dev/null 2>&1; then
+			echo "The analyzer's CPU an event beside heaptrack_print's, on one client recorded"
+			echo "by each (bench/peer-bench.sh: bench/paths, 5 M pairs from 1,024 call paths;"
+			echo "target, issue 24: at or under heaptrack_print's):"
+			echo
+			echo '```'
+			bench/peer-bench.sh
+			echo '```'
+			echo
+		fi
 		echo "Where the time goes, each choice measured, and 1,024 ranks (too long for"
 		echo "\`make bench\`: \`bench/report-bench.sh ranks 1024\`): bench/PROFILES.md."
 	fi
