@@ -37,8 +37,7 @@
 
 struct priv {
 	struct live_set live;
-	uint32_t *site_tab;         /* site hash: index + 1, 0 empty */
-	size_t site_cap;
+	struct htab site_tab;       /* sites by site_key() */
 	size_t cap_sites;
 	an_caching_fn caching;
 	void *caching_ctx;
@@ -301,42 +300,18 @@ static uint64_t site_key(int proc, uint32_t stack, int dev, int host)
 	       (uint64_t)(uint16_t)proc << 48;
 }
 
-static int site_rehash(struct analysis *a)
-{
-	struct priv *p = PRIV(a);
-	size_t cap = p->site_cap ? p->site_cap * 2 : 1024;
-	uint32_t *t = calloc(cap, sizeof(*t));
-
-	if (!t)
-		return -1;
-	for (uint32_t i = 0; i < a->nsites; i++) {
-		const struct an_site *s = &a->sites[i];
-		size_t j = hash_mix(site_key(s->proc, s->stack, s->dev, s->host)) & (cap - 1);
-
-		while (t[j])
-			j = (j + 1) & (cap - 1);
-		t[j] = i + 1;
-	}
-	free(p->site_tab);
-	p->site_tab = t;
-	p->site_cap = cap;
-	return 0;
-}
-
 /* The site's index; UINT32_MAX when out of memory. */
 static uint32_t site_get(struct analysis *a, int proc, uint32_t stack, int dev, int host)
 {
 	struct priv *p = PRIV(a);
-	uint64_t key = site_key(proc, stack, dev, host);
-	size_t j;
+	uint64_t key = site_key(proc, stack, dev, host), h = hash_mix(key);
+	struct htab_probe pr;
 	struct an_site *s;
 
-	if ((a->nsites + 1) * 2 > p->site_cap && site_rehash(a))
-		return UINT32_MAX;
-	for (j = hash_mix(key) & (p->site_cap - 1); p->site_tab[j]; j = (j + 1) & (p->site_cap - 1)) {
-		s = &a->sites[p->site_tab[j] - 1];
+	for (uint32_t i = htab_find(&p->site_tab, h, &pr); i != HTAB_NONE; i = htab_more(&p->site_tab, &pr)) {
+		s = &a->sites[i];
 		if (site_key(s->proc, s->stack, s->dev, s->host) == key)
-			return p->site_tab[j] - 1;
+			return i;
 	}
 	if (a->nsites == p->cap_sites) {
 		size_t c = p->cap_sites ? p->cap_sites * 2 : 256;
@@ -356,7 +331,8 @@ static uint32_t site_get(struct analysis *a, int proc, uint32_t stack, int dev, 
 	s->caching = !host && stack && p->caching && p->caching(p->caching_ctx, proc, stack);
 	if (s->caching)
 		a->procs[proc].caching_seen = 1;
-	p->site_tab[j] = a->nsites + 1;
+	if (htab_add(&p->site_tab, h, a->nsites))
+		return UINT32_MAX;
 	return a->nsites++;
 }
 
@@ -1376,7 +1352,7 @@ void analysis_free(struct analysis *a)
 	p = a->priv;
 	if (p) {
 		live_free(&p->live);
-		free(p->site_tab);
+		htab_free(&p->site_tab);
 		free(p->sample_reserved);
 		free(p->host_of);
 		free(p->remaining);

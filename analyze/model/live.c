@@ -3,53 +3,49 @@
  * the memory pools, for the pass (account.c) and for what looks at a
  * moment of it (peak.c, frag.c).
  *
- * How it works: live allocations sit in one open-addressing hash keyed by
- * (process, name space, address), so memory grows with what is live at
- * once, never with the number of events; deletion shifts entries back, so
- * there are no tombstones and lookups stay short. Pools are a small table
- * searched from the newest.
+ * How it works: live allocations sit in an array, indexed by the one hash
+ * table (htab.h) on (process, name space, address); a freed entry's place
+ * goes on a free list for the next allocation, so memory grows with what
+ * is live at once, never with the number of events, and an entry never
+ * moves while it is live (only when the array grows). Pools are a small
+ * table searched from the newest.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "model/live.h"
 
-static size_t live_slot(const struct live_set *p, int proc, int ns, uint64_t addr)
+static uint64_t live_hash(int proc, int ns, uint64_t addr)
 {
-	return hash_mix(addr ^ ((uint64_t)proc << 48) ^ ((uint64_t)ns << 44)) & (p->cap - 1);
+	return hash_mix(addr ^ ((uint64_t)proc << 48) ^ ((uint64_t)ns << 44));
 }
 
 struct an_live *live_find(struct live_set *p, int proc, int ns, uint64_t addr)
 {
-	for (size_t i = live_slot(p, proc, ns, addr);; i = (i + 1) & (p->cap - 1)) {
+	struct htab_probe pr;
+
+	for (uint32_t i = htab_find(&p->index, live_hash(proc, ns, addr), &pr); i != HTAB_NONE;
+	     i = htab_more(&p->index, &pr)) {
 		struct an_live *e = &p->tab[i];
 
-		if (!e->used)
-			return NULL;
 		if (e->addr == addr && e->proc == proc && e->ns == ns)
 			return e;
 	}
+	return NULL;
 }
 
+/* Room for one more entry at the end of tab. */
 int live_grow(struct live_set *p)
 {
-	struct an_live *old = p->tab;
-	size_t oldcap = p->cap;
+	size_t cap = p->cap ? p->cap * 2 : 1024;
+	void *n;
 
-	p->cap = oldcap ? oldcap * 2 : 1024;
-	p->tab = calloc(p->cap, sizeof(*p->tab));
-	if (!p->tab)
+	if (p->top < p->cap)
+		return 0;
+	if (cap > UINT32_MAX || !(n = realloc(p->tab, cap * sizeof(*p->tab))))
 		return -1;
-	for (size_t i = 0; i < oldcap; i++) {
-		if (!old[i].used)
-			continue;
-		size_t j = live_slot(p, old[i].proc, old[i].ns, old[i].addr);
-
-		while (p->tab[j].used)
-			j = (j + 1) & (p->cap - 1);
-		p->tab[j] = old[i];
-	}
-	free(old);
+	p->tab = n;
+	p->cap = cap;
 	return 0;
 }
 
@@ -57,52 +53,58 @@ int live_grow(struct live_set *p)
    lost). Returns NULL when out of memory. */
 struct an_live *live_put(struct live_set *p, int proc, int ns, uint64_t addr, int *replaced)
 {
-	size_t i;
+	uint64_t h = live_hash(proc, ns, addr);
+	struct an_live *e = live_find(p, proc, ns, addr);
+	uint32_t i;
 
-	*replaced = 0;
-	if ((p->n + 1) * 4 > p->cap * 3 && live_grow(p))
-		return NULL;
-	for (i = live_slot(p, proc, ns, addr); p->tab[i].used; i = (i + 1) & (p->cap - 1)) {
-		if (p->tab[i].addr == addr && p->tab[i].proc == proc && p->tab[i].ns == ns) {
-			*replaced = 1;
-			return &p->tab[i];
-		}
+	*replaced = e != NULL;
+	if (e)
+		return e;
+	if (p->free_head != 0) {
+		i = p->free_head - 1;
+		p->free_head = (uint32_t)p->tab[i].addr;
+	} else {
+		if (live_grow(p))
+			return NULL;
+		i = (uint32_t)p->top;
 	}
-	memset(&p->tab[i], 0, sizeof(p->tab[i]));
-	p->tab[i].used = 1;
-	p->tab[i].addr = addr;
-	p->tab[i].proc = (uint16_t)proc;
-	p->tab[i].ns = (uint8_t)ns;
-	p->tab[i].site = UINT32_MAX;
-	p->tab[i].pdev = -1;
+	if (htab_add(&p->index, h, i)) {
+		if (i == p->top)
+			return NULL;
+		p->tab[i].addr = p->free_head;
+		p->free_head = i + 1;
+		return NULL;
+	}
+	if (i == p->top)
+		p->top++;
+	e = &p->tab[i];
+	memset(e, 0, sizeof(*e));
+	e->used = 1;
+	e->addr = addr;
+	e->proc = (uint16_t)proc;
+	e->ns = (uint8_t)ns;
+	e->site = UINT32_MAX;
+	e->pdev = -1;
 	p->n++;
-	return &p->tab[i];
+	return e;
 }
 
-/* Backward-shift deletion: no tombstones, so lookups stay short. */
+/* The entry leaves the index and its place goes on the free list: no
+   other entry moves, so pointers to them stay good. */
 void live_del(struct live_set *p, struct an_live *e)
 {
-	size_t i = (size_t)(e - p->tab), j = i;
+	uint32_t i = (uint32_t)(e - p->tab);
 
-	for (;;) {
-		j = (j + 1) & (p->cap - 1);
-		if (!p->tab[j].used)
-			break;
-		size_t k = live_slot(p, p->tab[j].proc, p->tab[j].ns, p->tab[j].addr);
-
-		/* move j to i when its home k is not in (i, j] (cyclically) */
-		if ((j > i && (k <= i || k > j)) || (j < i && (k <= i && k > j))) {
-			p->tab[i] = p->tab[j];
-			i = j;
-		}
-	}
-	p->tab[i].used = 0;
+	htab_del(&p->index, live_hash(e->proc, e->ns, e->addr), i);
+	e->used = 0;
+	e->addr = p->free_head;
+	p->free_head = i + 1;
 	p->n--;
 }
 
 void live_each(const struct live_set *p, an_live_fn fn, void *ctx)
 {
-	for (size_t i = 0; i < p->cap; i++) {
+	for (size_t i = 0; i < p->top; i++) {
 		const struct an_live *e = &p->tab[i];
 		struct an_live_view v;
 
@@ -133,7 +135,9 @@ void live_each_pool(const struct live_set *p, an_pool_fn fn, void *ctx)
 
 void live_reset(struct live_set *p)
 {
-	memset(p->tab, 0, p->cap * sizeof(*p->tab));
+	htab_clear(&p->index);
+	p->top = 0;
+	p->free_head = 0;
 	p->n = 0;
 	p->npools = 0;
 }
@@ -141,6 +145,7 @@ void live_reset(struct live_set *p)
 void live_free(struct live_set *p)
 {
 	free(p->tab);
+	htab_free(&p->index);
 	free(p->pools);
 	free(p->released);
 	memset(p, 0, sizeof(*p));

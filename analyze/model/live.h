@@ -9,16 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* A 64-bit finalizer (MurmurHash3's), for the hash tables of the model. */
-static inline uint64_t hash_mix(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdull;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ull;
-	x ^= x >> 33;
-	return x;
-}
+#include "model/htab.h"
 
 /* Name spaces: what may share a number without being the same thing. */
 enum ns { NS_PTR, NS_HOSTREG, NS_ARRAY, NS_FOREIGN, NS_PHYS, NS_RESERVE, NS_MAP };
@@ -46,8 +37,11 @@ struct an_pool {
 };
 
 struct live_set {
-	struct an_live *tab;
-	size_t cap, n;
+	struct an_live *tab;        /* top in use (live ones: used), cap room */
+	size_t cap, top, n;         /* n: live */
+	uint32_t free_head;         /* a freed entry's index + 1 (its addr
+	                               links the next), 0 none */
+	struct htab index;          /* live entries by (proc, ns, addr) */
 	struct an_pool *pools;
 	size_t npools, cap_pools;
 	uint8_t *released;          /* per proc: its exit gave its memory back,
@@ -55,6 +49,7 @@ struct live_set {
 };
 
 /* Functions that can fail return -1 / NULL when out of memory. */
+/* Room for one more entry (the pass makes it before it starts). */
 int live_grow(struct live_set *p);
 struct an_live *live_find(struct live_set *p, int proc, int ns, uint64_t addr);
 /* A new entry; an existing one at the same key is returned with *replaced
