@@ -306,12 +306,13 @@ static uint32_t site_get(struct analysis *a, int proc, uint32_t stack, int dev, 
 	struct priv *p = PRIV(a);
 	uint64_t key = site_key(proc, stack, dev, host), h = hash_mix(key);
 	struct htab_probe pr;
+	struct htab_ref *r;
 	struct an_site *s;
 
-	for (uint32_t i = htab_find(&p->site_tab, h, &pr); i != HTAB_NONE; i = htab_more(&p->site_tab, &pr)) {
-		s = &a->sites[i];
+	for (r = htab_find(&p->site_tab, h, &pr); r; r = htab_more(&p->site_tab, &pr)) {
+		s = &a->sites[r->i];
 		if (site_key(s->proc, s->stack, s->dev, s->host) == key)
-			return i;
+			return r->i;
 	}
 	if (a->nsites == p->cap_sites) {
 		size_t c = p->cap_sites ? p->cap_sites * 2 : 256;
@@ -331,8 +332,9 @@ static uint32_t site_get(struct analysis *a, int proc, uint32_t stack, int dev, 
 	s->caching = !host && stack && p->caching && p->caching(p->caching_ctx, proc, stack);
 	if (s->caching)
 		a->procs[proc].caching_seen = 1;
-	if (htab_add(&p->site_tab, h, a->nsites))
+	if (!(r = htab_add(&p->site_tab, h)))
 		return UINT32_MAX;
+	r->i = a->nsites;
 	return a->nsites++;
 }
 
@@ -494,8 +496,8 @@ static int do_free(struct ctx *c, const struct mt_event *e, unsigned kind, uint6
 		int found = 0;
 
 		while (at < end && (l = live_find(&p->live, proc, NS_MAP, at))) {
-			struct an_live *h = live_find(&p->live, proc, NS_PHYS, l->x1);
-			uint64_t b = l->bytes;
+			struct an_live *h;
+			uint64_t b = l->bytes, handle = l->x1;
 			int pd = l->pdev;
 
 			if (!found) {
@@ -506,7 +508,8 @@ static int do_free(struct ctx *c, const struct mt_event *e, unsigned kind, uint6
 			bytes += b;
 			if (pd >= 0)
 				MEM_ADD(a, pd, vmm_mapped, -b);
-			live_del(&p->live, l);
+			live_del(&p->live, l);  /* h after it: a delete moves records */
+			h = live_find(&p->live, proc, NS_PHYS, handle);
 			settle_pdev(a, pd, t, c->rn, proc, e->api, e->stack_id, b);
 			if (h) {
 				if (h->maps)
@@ -1218,8 +1221,10 @@ struct analysis *analysis_begin(struct stream *s, an_caching_fn caching, void *c
 	p->host_of = calloc((size_t)(n ? n : 1), sizeof(int));
 	p->remaining = calloc((size_t)(n ? n : 1), sizeof(uint64_t));
 	p->live.released = calloc((size_t)(n ? n : 1), 1);
-	if (!a->procs || !p->host_of || !p->remaining || !p->live.released || live_grow(&p->live))
+	if (!a->procs || !p->host_of || !p->remaining || !p->live.released)
 		goto nomem;
+	p->live.tab = HTAB_INIT(struct an_live);
+	p->site_tab = HTAB_INIT(struct htab_ref);
 	frag_reset();
 	p->caching = caching;
 	p->caching_ctx = caching_ctx;

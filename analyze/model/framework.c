@@ -124,17 +124,43 @@ const char *fw_verdict_name(enum fw_verdict v)
 
 /* --- hash tables -------------------------------------------------------- */
 
-/* The entry of key that eq accepts (of those the one table, htab.h,
-   holds under key's hash); HTAB_NONE when none. */
+/* The tables below are the one hash table's (htab.h) of struct htab_ref,
+   indexes into the arrays of the model, keyed by hash_mix() of a 64-bit
+   key. */
+#define NONE UINT32_MAX
+
+/* The index of the entry of key that eq accepts; NONE when none. */
 static uint32_t ht_get(const struct htab *h, uint64_t key, int (*eq)(const void *, uint32_t, uint64_t),
 		       const void *ctx)
 {
 	struct htab_probe pr;
 
-	for (uint32_t i = htab_find(h, hash_mix(key), &pr); i != HTAB_NONE; i = htab_more(h, &pr))
-		if (eq(ctx, i, key))
-			return i;
-	return HTAB_NONE;
+	for (struct htab_ref *r = htab_find(h, hash_mix(key), &pr); r; r = htab_more(h, &pr))
+		if (eq(ctx, r->i, key))
+			return r->i;
+	return NONE;
+}
+
+/* Indexes entry i under key. 0, or -1 when out of memory. */
+static int ht_put(struct htab *h, uint64_t key, uint32_t i)
+{
+	struct htab_ref *r = htab_add(h, hash_mix(key));
+
+	if (!r)
+		return -1;
+	r->i = i;
+	return 0;
+}
+
+/* Takes entry i, indexed under key, out of h. */
+static void ht_del(struct htab *h, uint64_t key, uint32_t i)
+{
+	struct htab_probe pr;
+	struct htab_ref *r = htab_find(h, hash_mix(key), &pr);
+
+	while (r->i != i)
+		r = htab_more(h, &pr);
+	htab_del(h, r);
 }
 
 static int grow(void **p, uint64_t *cap, uint64_t need, size_t size)
@@ -323,8 +349,8 @@ static uint32_t ext_find(struct priv *p, int proc, uint64_t addr, int hi)
 
 static void ext_unlink(struct priv *p, uint32_t e)
 {
-	htab_del(&p->ext_lo, hash_mix(p->exts[e].lo), e);
-	htab_del(&p->ext_hi, hash_mix(p->exts[e].hi), e);
+	ht_del(&p->ext_lo, p->exts[e].lo, e);
+	ht_del(&p->ext_hi, p->exts[e].hi, e);
 	p->exts[e].live = 0;
 	p->ext_free[p->nfree++] = e;
 }
@@ -370,10 +396,10 @@ static int ext_add(struct priv *p, int proc, uint64_t lo, uint64_t hi, uint32_t 
 		e = p->next++;
 	}
 	p->exts[e] = (struct ext){ lo, hi, seg, proc, 1 };
-	if (htab_add(&p->ext_lo, hash_mix(lo), e))
+	if (ht_put(&p->ext_lo, lo, e))
 		return -1;
-	if (htab_add(&p->ext_hi, hash_mix(hi), e)) {
-		htab_del(&p->ext_lo, hash_mix(lo), e);
+	if (ht_put(&p->ext_hi, hi, e)) {
+		ht_del(&p->ext_lo, lo, e);
 		return -1;
 	}
 	return 0;
@@ -500,6 +526,7 @@ static struct fw_model *fw_get(struct analysis *a)
 	if (!m || !p)
 		goto fail;
 	m->priv = p;
+	p->blocks = p->stacks = p->keys = p->ext_lo = p->ext_hi = HTAB_INIT(struct htab_ref);
 	if (procs_add(a, p))
 		goto fail;
 	m->drift_first_t = FW_NEVER;
@@ -592,7 +619,7 @@ static int stack_site_add(struct priv *p, uint64_t sk, uint32_t si)
 		p->stack_sites = n;
 		p->cap_stack_sites = c;
 	}
-	if (htab_add(&p->stacks, hash_mix(sk), p->nstack_sites))
+	if (ht_put(&p->stacks, sk, p->nstack_sites))
 		return -1;
 	p->stack_sites[p->nstack_sites++] = (struct stack_site){ sk, si };
 	return 0;
@@ -613,7 +640,7 @@ static uint32_t site_get(struct analysis *a, struct fw_model *m, int proc, int d
 	uint64_t kh;
 	struct fw_site *s;
 
-	if (j != HTAB_NONE)
+	if (j != NONE)
 		return p->stack_sites[j].site;
 	if (stack)
 		nf = trace_fw_stack_frames(stream_proc(a->s, proc)->t, stack, fr, MAX_FRAMES);
@@ -633,7 +660,7 @@ static uint32_t site_get(struct analysis *a, struct fw_model *m, int proc, int d
 	kc = (struct key_ctx){ m, dev, key };
 	kh = hash_bytes(key, strlen(key), (uint64_t)(dev + 2));
 	j = ht_get(&p->keys, kh, key_eq, &kc);
-	if (j != HTAB_NONE) {
+	if (j != NONE) {
 		free(key);
 		return stack_site_add(p, sk, j) ? UINT32_MAX : j;
 	}
@@ -671,7 +698,7 @@ static uint32_t site_get(struct analysis *a, struct fw_model *m, int proc, int d
 			return UINT32_MAX;
 		}
 	}
-	if (htab_add(&p->keys, hash_mix(kh), m->nsites) || stack_site_add(p, sk, m->nsites))
+	if (ht_put(&p->keys, kh, m->nsites) || stack_site_add(p, sk, m->nsites))
 		return UINT32_MAX;
 	return m->nsites++;
 }
@@ -783,7 +810,7 @@ static int blk_eq(const void *ctx, uint32_t v, uint64_t addr)
 	return c->m->blocks[v].addr == addr && c->m->blocks[v].proc == c->proc;
 }
 
-/* The live block of proc at addr, HTAB_NONE when none. */
+/* The live block of proc at addr, NONE when none. */
 static uint32_t block_find(struct fw_model *m, int proc, uint64_t addr)
 {
 	struct blk_ctx c = { m, proc };
@@ -873,10 +900,10 @@ static int do_alloc(struct analysis *a, struct fw_model *m, const struct srec *r
 	struct fw_site *s;
 	uint32_t si;
 
-	if (j != HTAB_NONE) {       /* its free was not seen: end it here */
+	if (j != NONE) {            /* its free was not seen: end it here */
 		if (block_done(m, &m->blocks[j], seq, r->t))
 			return -1;
-		htab_del(&p->blocks, hash_mix(e->addr), j);
+		ht_del(&p->blocks, e->addr, j);
 	}
 	if (grow((void **)&m->blocks, &p->cap_blocks, m->nblocks + 1, sizeof(*m->blocks)))
 		return -1;
@@ -895,7 +922,7 @@ static int do_alloc(struct analysis *a, struct fw_model *m, const struct srec *r
 	b->site = si;
 	b->proc = r->proc;
 	b->fdev = pd;
-	if (block_shape(m, r, e, b) || htab_add(&p->blocks, hash_mix(e->addr), (uint32_t)m->nblocks))
+	if (block_shape(m, r, e, b) || ht_put(&p->blocks, e->addr, (uint32_t)m->nblocks))
 		return -1;
 	m->nblocks++;
 	ADD(m, pd, allocated, b->size, r->proc);
@@ -1081,7 +1108,7 @@ int fw_record(struct analysis *a, const struct srec *r)
 		uint32_t j = block_find(m, proc, e->addr);
 		struct fw_block *b;
 
-		if (j == HTAB_NONE) {
+		if (j == NONE) {
 			m->unknown_frees++;
 			return 0;
 		}
@@ -1089,7 +1116,7 @@ int fw_record(struct analysis *a, const struct srec *r)
 		if (e->h.a == MT_FW_FREE_COMPLETED) {
 			if (block_done(m, b, seq, r->t))
 				return -1;
-			htab_del(&PRIV(m)->blocks, hash_mix(e->addr), j);
+			ht_del(&PRIV(m)->blocks, e->addr, j);
 		} else if (b->s_freq == FW_NEVER)
 			block_requested(m, b, seq, r->t);
 		break;

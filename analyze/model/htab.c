@@ -2,11 +2,11 @@
  * htab.c - the growing and the deletion of the one hash table (htab.h,
  * where the design is; lookups are inline there).
  *
- * Growing doubles the slots when an entry would make the table more than
- * half full and puts every slot back from its stored hash: the entries are
+ * Growing doubles the records when one more would make the table more
+ * than 3/4 full and puts every record back from its stored hash: keys are
  * not looked at. Deletion is the backward shift of linear probing: the
- * slots after the hole that probed past it move into it, so that every run
- * stays whole without tombstones.
+ * records after the hole that probed past it move into it, so that every
+ * run stays whole without tombstones.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -23,88 +23,81 @@ uint64_t hash_bytes(const void *p, size_t n, uint64_t seed)
 	return hash_mix(h);
 }
 
-static void put(struct htab_slot *slot, uint32_t mask, struct htab_slot s)
+/* The empty record where hash h's probe run ends. */
+static void *hole(const struct htab *t, uint32_t h)
 {
-	uint32_t i = s.hash & mask;
+	uint32_t i = h & t->mask;
 
-	while (slot[i].ref)
-		i = (i + 1) & mask;
-	slot[i] = s;
+	while (*(uint32_t *)htab_at(t, i))
+		i = (i + 1) & t->mask;
+	return htab_at(t, i);
 }
 
 static int grow(struct htab *t)
 {
-	uint32_t cap = t->slot ? (t->mask + 1) * 2 : 16;
-	struct htab_slot *n;
+	struct htab n = *t;
+	uint64_t cap = t->rec ? ((uint64_t)t->mask + 1) * 2 : 16;
 
-	if (cap == 0 || !(n = calloc(cap, sizeof(*n))))
+	if (cap > UINT32_MAX || !(n.rec = calloc((size_t)cap, t->size)))
 		return -1;
-	for (uint32_t i = 0; t->slot && i <= t->mask; i++)
-		if (t->slot[i].ref)
-			put(n, cap - 1, t->slot[i]);
-	free(t->slot);
-	t->slot = n;
-	t->mask = cap - 1;
+	n.mask = (uint32_t)(cap - 1);
+	for (uint32_t i = 0; t->rec && i <= t->mask; i++) {
+		const uint32_t *r = htab_at(t, i);
+
+		if (*r)
+			memcpy(hole(&n, *r), r, t->size);
+	}
+	free(t->rec);
+	*t = n;
 	return 0;
 }
 
-int htab_add(struct htab *t, uint64_t hash, uint32_t idx)
+void *htab_add(struct htab *t, uint64_t hash)
 {
-	struct htab_slot s = { (uint32_t)hash, idx + 1 };
+	uint32_t h = htab_hash32(hash), *r;
 
-	if ((!t->slot || (uint64_t)(t->n + 1) * 2 > (uint64_t)t->mask + 1) && grow(t))
-		return -1;
-	put(t->slot, t->mask, s);
+	if ((!t->rec || (uint64_t)(t->n + 1) * 4 > ((uint64_t)t->mask + 1) * 3) && grow(t))
+		return NULL;
+	r = hole(t, h);
+	memset(r, 0, t->size);
+	*r = h;
 	t->n++;
-	return 0;
+	return r;
 }
 
-/* The slot that indexes idx under hash; the caller knows it is there. */
-static uint32_t slot_of(const struct htab *t, uint64_t hash, uint32_t idx)
+void htab_del(struct htab *t, void *r)
 {
-	uint32_t i = (uint32_t)hash & t->mask;
-
-	while (t->slot[i].ref != idx + 1)
-		i = (i + 1) & t->mask;
-	return i;
-}
-
-void htab_del(struct htab *t, uint64_t hash, uint32_t idx)
-{
-	uint32_t i = slot_of(t, hash, idx), j = i;
+	uint32_t i = (uint32_t)(((unsigned char *)r - t->rec) / t->size), j = i;
 
 	for (;;) {
-		uint32_t k;
+		uint32_t *rj, k;
 
 		j = (j + 1) & t->mask;
-		if (!t->slot[j].ref)
+		rj = htab_at(t, j);
+		if (!*rj)
 			break;
-		k = t->slot[j].hash & t->mask;
+		k = *rj & t->mask;
 		/* j moves into the hole i when its home k is not in (i, j],
 		   cyclically */
 		if (((j - k) & t->mask) >= ((j - i) & t->mask)) {
-			t->slot[i] = t->slot[j];
+			memcpy(htab_at(t, i), rj, t->size);
 			i = j;
 		}
 	}
-	t->slot[i].ref = 0;
+	*(uint32_t *)htab_at(t, i) = 0;
 	t->n--;
-}
-
-void htab_move(struct htab *t, uint64_t hash, uint32_t from, uint32_t to)
-{
-	t->slot[slot_of(t, hash, from)].ref = to + 1;
 }
 
 void htab_clear(struct htab *t)
 {
-	if (t->slot)
-		memset(t->slot, 0, ((size_t)t->mask + 1) * sizeof(*t->slot));
+	if (t->rec)
+		memset(t->rec, 0, ((size_t)t->mask + 1) * t->size);
 	t->n = 0;
 }
 
 void htab_free(struct htab *t)
 {
-	free(t->slot);
-	memset(t, 0, sizeof(*t));
+	free(t->rec);
+	t->rec = NULL;
+	t->mask = t->n = 0;
 }

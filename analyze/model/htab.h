@@ -1,27 +1,31 @@
 /*
- * htab.h - the one hash table of the analyzer: an index from hashes to
- * the entries of an array the caller owns (sites, live allocations, shared
- * memory segments, pending allocations, dictionary values).
+ * htab.h - the one hash table of the analyzer, for the live set, the
+ * sites, the framework model, shared memory segments, pending allocations
+ * and dictionary values.
  *
- * How it works: open addressing with linear probing over slots of 8 bytes,
- * 32 bits of the key's hash and the entry's index + 1 (0: empty). A lookup
- * walks the probe run from the hash's home and hands the caller each entry
- * whose stored hash matches, for the caller to compare its own key (the
- * table never sees keys: a site compares four fields, a dictionary value
- * its bytes); a run of other keys costs a 32-bit compare per slot, not a
- * look at their entries. The table is at most half full (it doubles), so
- * runs stay short; deletion shifts the run back, so there are no
- * tombstones. Entries never move because of the table: an index stays
- * good until the caller moves its own array.
+ * How it works: open addressing with linear probing over records of the
+ * caller's type, stored in the table, each beginning with a uint32_t: 32
+ * bits of its key's hash (never 0; 0 is an empty record). A lookup walks
+ * the probe run from the hash's home and hands the caller each record
+ * whose stored hash matches, for the caller to compare its own key (a live
+ * block compares three fields, a dictionary value its bytes): a run of
+ * other keys costs a 32-bit compare each, and the record found is already
+ * in the cache line that was compared, one cache miss a lookup. A table of
+ * { hash, index } records indexes an array the caller keeps in order (the
+ * sites). At most 3/4 full (then it doubles, each record put back from its
+ * stored hash, keys not looked at); deletion shifts the run back, so there
+ * are no tombstones. Records move when the table grows or a record is
+ * deleted: a pointer to one is good until the next htab_add() or htab_del().
  *
+ *   struct htab t = HTAB_INIT(struct rec);
  *   struct htab_probe pr;
- *   for (uint32_t i = htab_find(&t, h, &pr); i != HTAB_NONE; i = htab_more(&t, &pr))
- *           if (same_key(&ents[i], key))
- *                   return &ents[i];
- *   ... append the entry at index n, then htab_add(&t, h, n)
+ *   for (struct rec *r = htab_find(&t, h, &pr); r; r = htab_more(&t, &pr))
+ *           if (same_key(r, key))
+ *                   return r;
+ *   r = htab_add(&t, h);          (zeroed but for r->hash; fill the key in)
  *
- * A zeroed struct htab is an empty table. Measured in bench/RESULTS.md
- * (the analyzer rows) and tests/unit/test-analyze-htab.c.
+ * Measured in bench/RESULTS.md (the analyzer rows); tested by
+ * tests/unit/test-analyze-htab.c.
  */
 #ifndef MEMTRACE_HTAB_H
 #define MEMTRACE_HTAB_H
@@ -29,17 +33,20 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define HTAB_NONE UINT32_MAX
-
-struct htab_slot {
-	uint32_t hash;              /* the low 32 bits of the key's hash */
-	uint32_t ref;               /* the entry's index + 1; 0 empty */
+struct htab {
+	unsigned char *rec;         /* mask + 1 records; NULL: none yet */
+	uint32_t mask;
+	uint32_t n;                 /* records in use */
+	uint32_t size;              /* bytes a record */
 };
 
-struct htab {
-	struct htab_slot *slot;     /* mask + 1 of them; NULL: none yet */
-	uint32_t mask;
-	uint32_t n;                 /* entries */
+/* An empty table of records of type T (its first member the uint32_t hash). */
+#define HTAB_INIT(T) ((struct htab){ NULL, 0, 0, sizeof(T) })
+
+/* A record that indexes an array of the caller's. */
+struct htab_ref {
+	uint32_t hash;
+	uint32_t i;
 };
 
 /* Where a lookup is: htab_find() starts it, htab_more() goes on. */
@@ -61,38 +68,51 @@ static inline uint64_t hash_mix(uint64_t x)
 /* The hash of n bytes (FNV-1a, then mixed), seeded with seed. */
 uint64_t hash_bytes(const void *p, size_t n, uint64_t seed);
 
-/* The next entry after pr whose hash matches; HTAB_NONE at the run's end. */
-static inline uint32_t htab_more(const struct htab *t, struct htab_probe *pr)
+/* The 32 bits of hash a record keeps (0 is taken by empty records). */
+static inline uint32_t htab_hash32(uint64_t hash)
+{
+	uint32_t h = (uint32_t)hash;
+
+	return h ? h : 1;
+}
+
+/* Record i of the table (no bounds check). */
+static inline void *htab_at(const struct htab *t, uint32_t i)
+{
+	return t->rec + (size_t)i * t->size;
+}
+
+/* The next record after pr whose hash matches; NULL at the run's end. */
+static inline void *htab_more(const struct htab *t, struct htab_probe *pr)
 {
 	for (;;) {
-		const struct htab_slot *s = &t->slot[pr->i];
+		uint32_t *r = htab_at(t, pr->i);
 
 		pr->i = (pr->i + 1) & t->mask;
-		if (!s->ref)
-			return HTAB_NONE;
-		if (s->hash == pr->hash)
-			return s->ref - 1;
+		if (!*r)
+			return NULL;
+		if (*r == pr->hash)
+			return r;
 	}
 }
 
-/* The first entry whose hash matches hash; HTAB_NONE when none. */
-static inline uint32_t htab_find(const struct htab *t, uint64_t hash, struct htab_probe *pr)
+/* The first record whose hash matches hash; NULL when none. */
+static inline void *htab_find(const struct htab *t, uint64_t hash, struct htab_probe *pr)
 {
-	if (!t->slot)
-		return HTAB_NONE;
-	pr->hash = (uint32_t)hash;
+	if (!t->rec)
+		return NULL;
+	pr->hash = htab_hash32(hash);
 	pr->i = pr->hash & t->mask;
 	return htab_more(t, pr);
 }
 
-/* Indexes entry idx under hash (the caller has made sure it is not there
-   yet). 0, or -1 when out of memory (the table is as it was). */
-int htab_add(struct htab *t, uint64_t hash, uint32_t idx);
-/* Takes entry idx, indexed under hash, out of the table. */
-void htab_del(struct htab *t, uint64_t hash, uint32_t idx);
-/* The entry indexed as from is now at index to (the caller moved it). */
-void htab_move(struct htab *t, uint64_t hash, uint32_t from, uint32_t to);
-/* Forgets every entry, keeping the slots. */
+/* A new record under hash (the caller has made sure its key is not there
+   yet): zeroed but for its hash. NULL when out of memory (the table is as
+   it was). */
+void *htab_add(struct htab *t, uint64_t hash);
+/* Takes record r (of this table) out. */
+void htab_del(struct htab *t, void *r);
+/* Forgets every record, keeping the room. */
 void htab_clear(struct htab *t);
 void htab_free(struct htab *t);
 

@@ -3,12 +3,12 @@
  * the memory pools, for the pass (account.c) and for what looks at a
  * moment of it (peak.c, frag.c).
  *
- * How it works: live allocations sit in an array, indexed by the one hash
- * table (htab.h) on (process, name space, address); a freed entry's place
- * goes on a free list for the next allocation, so memory grows with what
- * is live at once, never with the number of events, and an entry never
- * moves while it is live (only when the array grows). Pools are a small
- * table searched from the newest.
+ * How it works: live allocations are the records of the one hash table
+ * (htab.h), keyed by (process, name space, address), so memory grows with
+ * what is live at once, never with the number of events, and a lookup
+ * touches the allocation it finds and little else. A pointer to one is
+ * good until the next live_put() or live_del(). Pools are a small table
+ * searched from the newest.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -24,91 +24,44 @@ struct an_live *live_find(struct live_set *p, int proc, int ns, uint64_t addr)
 {
 	struct htab_probe pr;
 
-	for (uint32_t i = htab_find(&p->index, live_hash(proc, ns, addr), &pr); i != HTAB_NONE;
-	     i = htab_more(&p->index, &pr)) {
-		struct an_live *e = &p->tab[i];
-
+	for (struct an_live *e = htab_find(&p->tab, live_hash(proc, ns, addr), &pr); e;
+	     e = htab_more(&p->tab, &pr))
 		if (e->addr == addr && e->proc == proc && e->ns == ns)
 			return e;
-	}
 	return NULL;
-}
-
-/* Room for one more entry at the end of tab. */
-int live_grow(struct live_set *p)
-{
-	size_t cap = p->cap ? p->cap * 2 : 1024;
-	void *n;
-
-	if (p->top < p->cap)
-		return 0;
-	if (cap > UINT32_MAX || !(n = realloc(p->tab, cap * sizeof(*p->tab))))
-		return -1;
-	p->tab = n;
-	p->cap = cap;
-	return 0;
 }
 
 /* A new entry (an existing one at the same key is replaced: its free was
    lost). Returns NULL when out of memory. */
 struct an_live *live_put(struct live_set *p, int proc, int ns, uint64_t addr, int *replaced)
 {
-	uint64_t h = live_hash(proc, ns, addr);
 	struct an_live *e = live_find(p, proc, ns, addr);
-	uint32_t i;
 
 	*replaced = e != NULL;
 	if (e)
 		return e;
-	if (p->free_head != 0) {
-		i = p->free_head - 1;
-		p->free_head = (uint32_t)p->tab[i].addr;
-	} else {
-		if (live_grow(p))
-			return NULL;
-		i = (uint32_t)p->top;
-	}
-	if (htab_add(&p->index, h, i)) {
-		if (i == p->top)
-			return NULL;
-		p->tab[i].addr = p->free_head;
-		p->free_head = i + 1;
+	if (!(e = htab_add(&p->tab, live_hash(proc, ns, addr))))
 		return NULL;
-	}
-	if (i == p->top)
-		p->top++;
-	e = &p->tab[i];
-	memset(e, 0, sizeof(*e));
-	e->used = 1;
 	e->addr = addr;
 	e->proc = (uint16_t)proc;
-	e->ns = (uint8_t)ns;
+	e->ns = (uint8_t)ns & 15;
 	e->site = UINT32_MAX;
 	e->pdev = -1;
-	p->n++;
 	return e;
 }
 
-/* The entry leaves the index and its place goes on the free list: no
-   other entry moves, so pointers to them stay good. */
 void live_del(struct live_set *p, struct an_live *e)
 {
-	uint32_t i = (uint32_t)(e - p->tab);
-
-	htab_del(&p->index, live_hash(e->proc, e->ns, e->addr), i);
-	e->used = 0;
-	e->addr = p->free_head;
-	p->free_head = i + 1;
-	p->n--;
+	htab_del(&p->tab, e);
 }
 
 void live_each(const struct live_set *p, an_live_fn fn, void *ctx)
 {
-	for (size_t i = 0; i < p->top; i++) {
-		const struct an_live *e = &p->tab[i];
+	for (uint32_t i = 0; p->tab.rec && i <= p->tab.mask; i++) {
+		const struct an_live *e = htab_at(&p->tab, i);
 		struct an_live_view v;
 
-		if (!e->used || p->released[e->proc])
+		if (!e->hash || p->released[e->proc])
 			continue;
 		v.proc = e->proc;
 		v.kind = e->kind;
@@ -135,17 +88,13 @@ void live_each_pool(const struct live_set *p, an_pool_fn fn, void *ctx)
 
 void live_reset(struct live_set *p)
 {
-	htab_clear(&p->index);
-	p->top = 0;
-	p->free_head = 0;
-	p->n = 0;
+	htab_clear(&p->tab);
 	p->npools = 0;
 }
 
 void live_free(struct live_set *p)
 {
-	free(p->tab);
-	htab_free(&p->index);
+	htab_free(&p->tab);
 	free(p->pools);
 	free(p->released);
 	memset(p, 0, sizeof(*p));
