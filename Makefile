@@ -21,13 +21,15 @@ WARN := -Wall -Wextra -Wno-unused-parameter
 ifeq ($(WERROR),1)
 WARN += -Werror
 endif
-# ASAN=1: the analyzer (memtrace, the unit tests) with AddressSanitizer and
-# UBSan, a finding ending the program (so a test fails on it). What is loaded
-# into programs built without ASan (the recorder through LD_PRELOAD, the
-# simulated CUDA) and those programs (test clients, samples) get
-# UBSan alone: ASan's runtime must be the first library of a process, which
-# a preloaded library is not (nor is an executable that links the
-# recorder, test-preload-*: its dlsym would run before ASan is ready).
+# ASAN=1: the analyzer and the unit tests (test-preload-* link the
+# recorder into an ASan-built program, as a user's may be: t414 traces one)
+# with AddressSanitizer and UBSan, a finding ending the program (so a test
+# fails on it). What is loaded into programs built without ASan (the
+# recorder through LD_PRELOAD, the simulated CUDA) gets UBSan alone: ASan's
+# runtime must be the first library of a process, which a preloaded library
+# is not. So do the test clients and samples: they stand for the traced
+# program, whose every call the tests compare (some interpose dlsym or
+# write, or leak on purpose, which ASan's runtime changes or fails).
 # Switching ASAN rebuilds everything
 # ($(B)/.san holds the flags of the last build).
 ifeq ($(ASAN),1)
@@ -40,7 +42,7 @@ endif
 # the sanitizers of a source file: LIBSAN for what runs inside traced programs
 # (bench/ none: its timings are the point, and UBSan's runtime changes what it links)
 san_for = $(if $(filter bench/%,$(1)),,$(if $(filter preload/% tests/simcuda/% tests/clients/% \
-	samples/% tests/unit/test-preload-%,$(1)),$(LIBSAN),$(SAN)))
+	samples/%,$(1)),$(LIBSAN),$(SAN)))
 SAN_STAMP := $(B)/.san
 $(shell mkdir -p $(B) && { echo '$(SAN)' | cmp -s - $(SAN_STAMP) || echo '$(SAN)' >$(SAN_STAMP); })
 

@@ -6,15 +6,22 @@
 # by unw_backtrace: the plain full unwind), and heaptrack on the same client
 # doing malloc/free. CPU ns per event: (traced - untraced) / 2
 # per pair, untraced and each traced run interleaved in every round, median
-# of ROUNDS rounds (min .. max). Prints a markdown table; make bench calls it
-# from bench/run.sh.
-#   ROUNDS=5 PAIRS=100000 bench/paths-bench.sh [ROW-NAME...]
+# of ROUNDS rounds (min .. max). Those count the traced process only; the
+# "all processes" columns count the CPU of every process of the tool
+# (bench/treecpu: heaptrack's interpreter and compressor too, memtrace has
+# none), as the marginal cost of an event: the tree's CPU at 2 x TREE_PAIRS
+# pairs less at TREE_PAIRS, traced less untraced, over the events that
+# adds, so start-up and the end of the run cancel (heaptrack's are about a
+# second of CPU, which moves by 0.1-0.2 s: hence a million pairs). Prints a markdown table; make
+# bench calls it from bench/run.sh.
+#   ROUNDS=5 PAIRS=100000 TREE_PAIRS=1000000 bench/paths-bench.sh [ROW-NAME...]
 set -u
 cd "$(dirname "$0")/.." || exit 1
 B=build
 SIM=$B/simcuda/driver
 ROUNDS=${ROUNDS:-5}
 PAIRS=${PAIRS:-100000}
+TREE_PAIRS=${TREE_PAIRS:-1000000}
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 HEAPTRACK=$(command -v heaptrack || true)
@@ -53,51 +60,66 @@ label() {
 	esac
 }
 
-run() { # threads client args... [malloc]: prints ns per pair
+run() { # threads client args... [malloc]: prints ns per pair, the tree's CPU ns in $TMP/cpu
 	th=$1 prog=$2; shift 2
 	lp=$SIM
 	[ "$th" -gt 1 ] && lp=$STANDIN
-	if [ "$prog" = alloc-loop ]; then
-		LD_LIBRARY_PATH=$lp ${PRE:-} $B/bench/alloc-loop "$th" "$PAIRS" "$@"
-	else
-		LD_LIBRARY_PATH=$lp ${PRE:-} $B/bench/paths "$th" "$PAIRS" "$@"
-	fi
+	LD_LIBRARY_PATH=$lp $B/bench/treecpu "$TMP/cpu" ${PRE:-} $B/bench/$prog "$th" "${NP:-$PAIRS}" "$@"
 }
 
-echo "| client | memtrace, depth 64 | min .. max | walk, no memo | min .. max | cache off (unw_backtrace) | min .. max | heaptrack | min .. max | untraced pair |"
-echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+MT="env LD_PRELOAD=$B/libmemtrace.so MEMTRACE_OUTPUT=$TMP/t.bin MEMTRACE_DEPTH=64"
+
+tree() { # threads client args...: the tree's CPU ns at TREE_PAIRS pairs, then at twice as many
+	for NP in $TREE_PAIRS $((TREE_PAIRS * 2)); do
+		run "$@" >/dev/null 2>&1
+		cat "$TMP/cpu"
+		rm -f "$TMP"/t*.bin "$TMP"/hk.*
+	done
+	unset NP
+}
+
+# marginal ns an event: traced (1 2: tree at N, 2N) less untraced (3 4), over 2 N threads events
+marginal() { awk -v a="$1" -v b="$2" -v c="$3" -v d="$4" -v e="$5" 'BEGIN { printf "%.1f\n", ((b - a) - (d - c)) / e }'; }
+
+echo "| client | memtrace, depth 64 | min .. max | walk, no memo | min .. max | cache off (unw_backtrace) | min .. max | heaptrack | min .. max | untraced pair | memtrace, all processes | min .. max | heaptrack, all processes | min .. max |"
+echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
 echo "$ROWS" | while IFS='|' read -r name th args; do
 	if [ "$FILTER" != "  " ]; then
 		case "$FILTER" in *" $name "*) ;; *) continue ;; esac
 	fi
-	: >"$TMP/on"; : >"$TMP/walk"; : >"$TMP/off"; : >"$TMP/hk"; : >"$TMP/base"
+	: >"$TMP/on"; : >"$TMP/walk"; : >"$TMP/off"; : >"$TMP/hk"; : >"$TMP/base"; : >"$TMP/mtall"; : >"$TMP/hkall"
 	r=0
 	while [ $r -lt "$ROUNDS" ]; do
 		r=$((r + 1))
 		set -f
 		plain=$(run "$th" $args)
-		on=$(PRE="env LD_PRELOAD=$B/libmemtrace.so MEMTRACE_OUTPUT=$TMP/t.bin MEMTRACE_DEPTH=64" run "$th" $args)
+		on=$(PRE="$MT" run "$th" $args)
 		rm -f "$TMP"/t*.bin
-		walk=$(PRE="env LD_PRELOAD=$B/libmemtrace.so MEMTRACE_OUTPUT=$TMP/t.bin MEMTRACE_DEPTH=64 MEMTRACE_STACK_CACHE=2" \
-			run "$th" $args)
+		walk=$(PRE="$MT MEMTRACE_STACK_CACHE=2" run "$th" $args)
 		rm -f "$TMP"/t*.bin
-		off=$(PRE="env LD_PRELOAD=$B/libmemtrace.so MEMTRACE_OUTPUT=$TMP/t.bin MEMTRACE_DEPTH=64 MEMTRACE_STACK_CACHE=0" \
-			run "$th" $args)
+		off=$(PRE="$MT MEMTRACE_STACK_CACHE=0" run "$th" $args)
 		rm -f "$TMP"/t*.bin
 		echo "$plain" >>"$TMP/base"
 		awk -v a="$plain" -v b="$on" 'BEGIN { printf "%.1f\n", (b - a) / 2 }' >>"$TMP/on"
 		awk -v a="$plain" -v b="$walk" 'BEGIN { printf "%.1f\n", (b - a) / 2 }' >>"$TMP/walk"
 		awk -v a="$plain" -v b="$off" 'BEGIN { printf "%.1f\n", (b - a) / 2 }' >>"$TMP/off"
+		events=$((TREE_PAIRS * 2 * th))
+		# shellcheck disable=SC2046
+		marginal $(PRE="$MT" tree "$th" $args) $(tree "$th" $args) $events >>"$TMP/mtall"
 		if [ -n "$HEAPTRACK" ]; then
 			mplain=$(run "$th" $args malloc)
 			# paths takes "malloc" as its 6th argument, alloc-loop as its 4th
 			hk=$(PRE="$HEAPTRACK -o $TMP/hk" run "$th" $args malloc 2>/dev/null | grep -E '^[0-9.]+$')
 			rm -f "$TMP"/hk.*
 			[ -n "$hk" ] && awk -v a="$mplain" -v b="$hk" 'BEGIN { printf "%.1f\n", (b - a) / 2 }' >>"$TMP/hk"
+			# shellcheck disable=SC2046
+			marginal $(PRE="$HEAPTRACK -o $TMP/hk" tree "$th" $args malloc) $(tree "$th" $args malloc) \
+				$events >>"$TMP/hkall"
 		fi
 		set +f
 	done
 	# shellcheck disable=SC2046
-	printf "| %s | %s ns | %s .. %s | %s ns | %s .. %s | %s ns | %s .. %s | %s ns | %s .. %s | %s ns |\n" "$(label "$name")" \
-		$(stats "$TMP/on") $(stats "$TMP/walk") $(stats "$TMP/off") $(stats "$TMP/hk") $(stats "$TMP/base" | cut -d" " -f1)
+	printf "| %s | %s ns | %s .. %s | %s ns | %s .. %s | %s ns | %s .. %s | %s ns | %s .. %s | %s ns | %s ns | %s .. %s | %s ns | %s .. %s |\n" \
+		"$(label "$name")" $(stats "$TMP/on") $(stats "$TMP/walk") $(stats "$TMP/off") $(stats "$TMP/hk") \
+		$(stats "$TMP/base" | cut -d" " -f1) $(stats "$TMP/mtall") $(stats "$TMP/hkall")
 done

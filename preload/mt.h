@@ -55,6 +55,7 @@ struct mt_thread {
 	uint8_t label_failed;   /* a failed call under it, left to the label */
 	uint8_t keyed;          /* its slab goes back when the thread ends */
 	uint8_t own_slabs;      /* never takes another thread's slab tail */
+	uint16_t young;         /* bytes of its events in the shared young slab */
 	char *slab_pos, *slab_end;
 	uint64_t time_base;
 	struct mt_compact_state c;  /* what its slab's compact events count from */
@@ -98,6 +99,7 @@ void mt_warn_once(int *flag, const char *fmt, ...) __attribute__((format(printf,
 /* real.c */
 extern void *(*mt_real_dlsym)(void *, const char *);
 void mt_real_init(void);
+void mt_real_find_dlsym(void);
 /* The real function of a variant (driver or runtime), resolved lazily. */
 void *mt_real_get(enum mt_variant v);
 /* Remember what the driver handed out for a variant; first answer wins. */
@@ -134,6 +136,11 @@ static inline int mt_writer_ready(struct mt_thread *t, uint64_t time)
    thread's slab, its delta in *delta; NULL when nothing can be written. */
 void *mt_writer_reserve(struct mt_thread *t, size_t size, uint64_t time,
 			uint32_t *delta);
+/* Writes the classic record of size bytes (a multiple of 8, at most 64)
+   built at rec, its head first, then a uint32_t time delta that is filled
+   in here, at time: where a young thread has no slab yet, into the slab
+   young threads share (writer.c); 0, or -1 when nothing was written. */
+int mt_writer_put(struct mt_thread *t, void *rec, size_t size, uint64_t time);
 /* Publish a record: stores its head last, with release ordering. */
 static inline void mt_writer_commit(void *record, struct mt_head head)
 {

@@ -28,7 +28,9 @@
  * gives one (memtrace keeps its own inside the handles it returns: the
  * program passes memtrace's handle back, memtrace passes the tool's on).
  * A library that fails to load, lacks the entry point or whose init
- * returns 0 is said once on stderr; memtrace goes on alone.
+ * returns 0 is said once on stderr; memtrace goes on alone. NVTX's memory
+ * extension (nvtx-mem.c) chains to the same library, through its own
+ * entry point.
  *
  * The types below are NVTX's ABI (nvtxDetail/nvtxTypes.h, nvToolsExt.h),
  * copied so that the recorder builds where the nvtx3 headers are missing;
@@ -46,6 +48,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <wchar.h>
+#include "nvtx.h"
 #include "ranges.h"
 
 /* --- NVTX's ABI ---------------------------------------------------------- */
@@ -152,49 +155,65 @@ static const void *chain_get_export_table(uint32_t id)
 }
 
 static int warned_chain;
+static void *chain_lib;
 
-/* Loads MEMTRACE_NVTX_CHAIN once; calls its init for this copy of NVTX. */
-static void chain(nvtx_get_export_table get)
+/* Loads MEMTRACE_NVTX_CHAIN, once; chain_lock held. */
+static void chain_load(void)
 {
 	const char *path = getenv("MEMTRACE_NVTX_CHAIN");
 
-	if (!path || !*path)
+	if (chain_tried || !path || !*path)
 		return;
-	pthread_mutex_lock(&chain_lock);
-	if (!chain_tried) {
-		chain_tried = 1;
-		for (int i = 0; i <= CORE_SIZE; i++)
-			shadow_core_tab[i] = i && i < CORE_SIZE ? &shadow_core[i] : NULL;
-		for (int i = 0; i <= CORE2_SIZE; i++)
-			shadow_core2_tab[i] = i && i < CORE2_SIZE ? &shadow_core2[i] : NULL;
-		chain_callbacks.struct_size = sizeof chain_callbacks;
-		chain_callbacks.get_module_table = chain_get_module_table;
-		void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-		if (!h) {
-			const char *e = dlerror();
-			mt_warn_once(&warned_chain, "cannot load the NVTX injection library '%s' "
-				     "(NVTX_INJECTION64_PATH before memtrace): %s; memtrace records "
-				     "NVTX alone", path, e ? e : "?");
-		} else if (!(chain_init = (nvtx_init_fn)dlsym(h, "InitializeInjectionNvtx2"))) {
-			mt_warn_once(&warned_chain, "the NVTX injection library '%s' has no "
-				     "InitializeInjectionNvtx2; memtrace records NVTX alone", path);
-		} else {
-			chain_ok = 1;
-		}
+	chain_tried = 1;
+	for (int i = 0; i <= CORE_SIZE; i++)
+		shadow_core_tab[i] = i && i < CORE_SIZE ? &shadow_core[i] : NULL;
+	for (int i = 0; i <= CORE2_SIZE; i++)
+		shadow_core2_tab[i] = i && i < CORE2_SIZE ? &shadow_core2[i] : NULL;
+	chain_callbacks.struct_size = sizeof chain_callbacks;
+	chain_callbacks.get_module_table = chain_get_module_table;
+	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (!h) {
+		const char *e = dlerror();
+		mt_warn_once(&warned_chain, "cannot load the NVTX injection library '%s' "
+			     "(NVTX_INJECTION64_PATH before memtrace): %s; memtrace records "
+			     "NVTX alone", path, e ? e : "?");
+	} else if (!(chain_init = (nvtx_init_fn)dlsym(h, "InitializeInjectionNvtx2"))) {
+		mt_warn_once(&warned_chain, "the NVTX injection library '%s' has no "
+			     "InitializeInjectionNvtx2; memtrace records NVTX alone", path);
+	} else {
+		chain_ok = 1;
+		chain_lib = h;
 	}
+}
+
+/* Calls the chained library's init for this copy of NVTX. */
+static void chain(nvtx_get_export_table get)
+{
+	pthread_mutex_lock(&chain_lock);
+	chain_load();
 	if (chain_ok) {
 		current_get = get;
 		int ok = chain_init(chain_get_export_table);
 		current_get = NULL;
 		if (!ok) {
 			mt_warn_once(&warned_chain, "the NVTX injection library '%s' failed to "
-				     "initialize; memtrace records NVTX alone", path);
+				     "initialize; memtrace records NVTX alone",
+				     getenv("MEMTRACE_NVTX_CHAIN"));
 			chain_ok = 0;
 			memset(shadow_core, 0, sizeof shadow_core);
 			memset(shadow_core2, 0, sizeof shadow_core2);
 		}
 	}
 	pthread_mutex_unlock(&chain_lock);
+}
+
+void *mt_nvtx_chain_lib(void)
+{
+	pthread_mutex_lock(&chain_lock);
+	chain_load();
+	void *h = chain_ok ? chain_lib : NULL;
+	pthread_mutex_unlock(&chain_lock);
+	return h;
 }
 
 /* --- recording ----------------------------------------------------------- */
@@ -213,6 +232,17 @@ static void *handle_chained(const void *p)
 {
 	const struct handle *h = p;
 	return h && h->magic == HANDLE_MAGIC ? h->chained : (void *)p;
+}
+
+void *mt_nvtx_chained(const void *handle)
+{
+	return handle_chained(handle);
+}
+
+const char *mt_nvtx_text(const void *handle)
+{
+	const struct handle *h = handle;
+	return h && h->magic == HANDLE_MAGIC ? h->text : NULL;
 }
 
 static uint32_t attr_message(struct mt_thread *t, const struct event_attr *a)
@@ -489,8 +519,8 @@ static struct handle *new_handle(const char *utf8, size_t len, void *chained)
 	return h;
 }
 
-/* A wide string in UTF-8, malloc'd (handles are rare). */
-static char *wide_utf8(const wchar_t *w)
+/* Handles are rare: a malloc'd copy is cheap enough. */
+char *mt_nvtx_wide_utf8(const wchar_t *w)
 {
 	size_t n = w ? wcslen(w) : 0;
 	char *s = malloc(n * 4 + 1), *q = s;
@@ -534,7 +564,7 @@ static void *domain_create_w(const wchar_t *name)
 {
 	void *(*f)(const wchar_t *) = CHAINED(shadow_core2, CORE2_DomainCreateW, void *(*)(const wchar_t *));
 	void *c = f ? f(name) : NULL;
-	char *s = wide_utf8(name);
+	char *s = mt_nvtx_wide_utf8(name);
 	void *h = new_handle(s, s ? strlen(s) : 0, c);
 
 	free(s);
@@ -564,7 +594,7 @@ static void *register_string_w(const void *domain, const wchar_t *s)
 	void *(*f)(void *, const wchar_t *) =
 		CHAINED(shadow_core2, CORE2_DomainRegisterStringW, void *(*)(void *, const wchar_t *));
 	void *c = f ? f(handle_chained(domain), s) : NULL;
-	char *u = wide_utf8(s);
+	char *u = mt_nvtx_wide_utf8(s);
 	void *h = new_handle(u, u ? strlen(u) : 0, c);
 
 	free(u);

@@ -55,15 +55,15 @@ static int find_own(struct dl_phdr_info *info, size_t size, void *arg)
  * dlvsym finds only versioned definitions (glibc's, or a tool exporting
  * its own under glibc's versions, as this library does); a tool's plain
  * unversioned dlsym is found by an unversioned RTLD_NEXT look-up, made
- * here from this library's code with the dlsym dlvsym found.
+ * here from this library's code with the dlsym dlvsym found. Only dlvsym
+ * and dlsym are called: no sanitizer intercepts them, so this is safe while
+ * a sanitizer's runtime is still setting itself up (resolve.c).
  */
-void mt_real_init(void)
+void mt_real_find_dlsym(void)
 {
 	typedef void *(*dlsym_fn)(void *, const char *);
 	dlsym_fn vsym, next;
 
-	if (!own_end)
-		dl_iterate_phdr(find_own, (void *)(uintptr_t)&mt_real_init);
 	if (mt_real_dlsym)
 		return;
 	vsym = (dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
@@ -75,6 +75,14 @@ void mt_real_init(void)
 		return;
 	next = (dlsym_fn)vsym(RTLD_NEXT, "dlsym");
 	__atomic_store_n(&mt_real_dlsym, next && !mt_is_own((void *)next) ? next : vsym, __ATOMIC_RELEASE);
+}
+
+/* The real dlsym, and this library's own code for mt_is_own. */
+void mt_real_init(void)
+{
+	if (!own_end)
+		dl_iterate_phdr(find_own, (void *)(uintptr_t)&mt_real_init);
+	mt_real_find_dlsym();
 }
 
 int mt_is_own(const void *p)

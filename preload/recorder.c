@@ -194,7 +194,6 @@ static void write_meminfo(struct mt_thread *t, int device, uint64_t now)
 {
 	static CUresult (*get_info)(size_t *, size_t *);
 	size_t free_b, total_b;
-	uint32_t delta;
 
 	if (!get_info && !(get_info = (CUresult (*)(size_t *, size_t *))mt_driver_sym("cuMemGetInfo_v2")))
 		return;
@@ -208,14 +207,8 @@ static void write_meminfo(struct mt_thread *t, int device, uint64_t now)
 	uint64_t used = total_b > free_b ? total_b - free_b : 0;
 	atomic_store_explicit(&grow_step[device], used / 100 > GROW_MIN ? used / 100 : GROW_MIN,
 			      memory_order_relaxed);
-	struct mt_meminfo *m = mt_writer_reserve(t, sizeof *m, now, &delta);
-	if (!m)
-		return;
-	m->time_delta = delta;
-	m->free_bytes = free_b;
-	m->total_bytes = total_b;
-	m->pad = 0;
-	mt_writer_commit(m, (struct mt_head){ MT_REC_MEMINFO, sizeof *m / 8, 0, (int8_t)device });
+	struct mt_meminfo m = { { MT_REC_MEMINFO, sizeof m / 8, 0, (int8_t)device }, 0, free_b, total_b, 0 };
+	(void)mt_writer_put(t, &m, sizeof m, now);
 }
 
 /*

@@ -170,13 +170,29 @@ MT_EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaV
  * the caller itself). RTLD_NEXT look-ups always pass: they are relative to
  * the caller, and another interposer looking for the next cuMemAlloc_v2
  * must get it.
+ *
+ * Before the recorder has started, a look-up that memtrace would pass on
+ * anyway starts nothing and only finds the real dlsym: a sanitizer's
+ * runtime linked into the traced program (ASan) resolves its interceptors
+ * with dlsym(RTLD_NEXT, ...) before any constructor runs, and until it has
+ * done so each libc call it intercepts jumps through a still empty pointer:
+ * mt_init's getcwd and open, mt_modules_redirect's dl_iterate_phdr would
+ * crash the program there. The recorder starts at its constructor or its
+ * first hooked call instead.
  */
 void *mt_dlsym_filter(void *handle, const char *name)
 {
-	if (MT_UNLIKELY(!mt_inited))
+	int passed = handle == RTLD_NEXT || !name || name[0] != 'c' || name[1] != 'u';
+
+	if (MT_UNLIKELY(!mt_inited)) {
+		if (passed) {
+			mt_real_find_dlsym();
+			return NULL;
+		}
 		mt_init();
+	}
 	mt_modules_redirect();
-	if (handle == RTLD_NEXT || !name || name[0] != 'c' || name[1] != 'u')
+	if (passed)
 		return NULL;
 	int v = variant_by_name(name);
 	if (v < 0 || !mt_real_dlsym)

@@ -55,9 +55,13 @@
  * where a recent walk stood (same CFA, same return address, the rbp that
  * walk went on to use), the rest of that walk is checked the same way and
  * taken. Nothing in it is a guess: a memo differs from the walk only if
- * a word it read differs, and then it is not used. A thread whose memo
- * gives back under half of its steps walks without it for MEMO_REST
- * captures. The memo is mmap'ed on a thread's fifth capture (short-lived
+ * a word it read differs, and then it is not used. Where stacks seldom
+ * repeat (many call paths in random order) the memo's bookkeeping costs
+ * more than the steps it saves, so each thread times both ways (the TSC,
+ * MEMO_PROBE captures with the memo after MEMO_WARM to refill it, then as
+ * many without) at the start of every MEMO_CYCLE captures and takes the
+ * faster way for the rest of the cycle; both give the same stacks, so the
+ * choice only moves the cost. The memo is mmap'ed on a thread's fifth capture (short-lived
  * threads never pay for it), unmapped when the thread exits (a pthread
  * key), and its ids die with the table after fork (a generation); a
  * signal handler that allocates while the memo is being written walks
@@ -672,8 +676,11 @@ static __attribute__((noinline)) int walk(uint64_t *ips, int max)
 /* --- the per-thread memo of recent walks -------------------------------- */
 
 #define MEMO_WAYS 8
-#define MEMO_PROBE 64               /* captures per look at the reuse */
-#define MEMO_REST 1024              /* captures without it, reuse under half */
+#define MEMO_WARM 16                /* untimed captures with it before its probe */
+#define MEMO_PROBE 64               /* captures timed each way, per cycle */
+#define MEMO_CYCLE 8192             /* captures per cycle: probes, then the faster */
+#define MEMO_TICKS_MAX 4096         /* ticks a timed capture counts at most: more
+                                       was an interrupt, not the walk */
 #define MEMO_LATER 4                /* captures of a thread before its memo */
 
 /* One walk: per step j, where the return address was read and what it was
@@ -705,9 +712,9 @@ struct memo {
 struct memo_cache {
 	struct memo e[MEMO_WAYS];
 	unsigned next, last;
-	unsigned captures;          /* since the last look at the reuse */
-	unsigned long reused, steps;/* steps taken from the memo, all steps */
-	unsigned off;               /* captures left to walk without it */
+	unsigned cycle;             /* captures into the current cycle */
+	uint64_t ticks[2];          /* its probes' TSC ticks: with, without */
+	int plain;                  /* after the probes: walk without it */
 	int busy;                   /* in memo_capture */
 	size_t bytes;
 };
@@ -749,21 +756,6 @@ static struct memo_cache *memo_get(int max)
 		return NULL;
 	}
 	return tmemo = c;
-}
-
-/* Reuse under half of the steps walked (each stack new, or different
-   below its first frames): walk without the memo a while, it costs more
-   than it saves. */
-static void memo_count(struct memo_cache *c, int reused, int steps)
-{
-	c->reused += (unsigned)reused;
-	c->steps += (unsigned)steps;
-	if (++c->captures == MEMO_PROBE) {
-		if (c->reused * 2 < c->steps)
-			c->off = MEMO_REST;
-		c->captures = 0;
-		c->reused = c->steps = 0;
-	}
 }
 
 /* The first step of e whose reads differ from memory now (e->steps: none
@@ -847,9 +839,9 @@ static int memo_splice(struct memo *m, int j, int n, int src, uintptr_t rbp, con
    it stands where rc stood (the same CFA and return address), it takes the
    rest from rc if that still holds. */
 static int memo_walk(struct memo *m, int j, uintptr_t ip, uintptr_t sp, uintptr_t rbp, int src, int max,
-		     const struct memo *rc, const struct memo *rc2, int *walked)
+		     const struct memo *rc, const struct memo *rc2)
 {
-	int n = j, q = 0, q2 = 0, full = 1, j0 = j;
+	int n = j, q = 0, q2 = 0, full = 1;
 
 	for (uintptr_t at = j == 0 ? ip : ip - 1;; at = ip - 1, j++) {
 		if (n >= max) {
@@ -897,10 +889,8 @@ static int memo_walk(struct memo *m, int j, uintptr_t ip, uintptr_t sp, uintptr_
 				q++;
 			if (q < rc->steps && rc->s[q].cfa == sp && rc->ra[q] == ip) {
 				int k = memo_splice(m, j, n, src, rbp, rc, q, max);
-				if (k >= 0) {
-					*walked = j + 1 - j0;
+				if (k >= 0)
 					return k;
-				}
 				rc = NULL;
 			}
 		}
@@ -909,10 +899,8 @@ static int memo_walk(struct memo *m, int j, uintptr_t ip, uintptr_t sp, uintptr_
 				q2++;
 			if (q2 < rc2->steps && rc2->s[q2].cfa == sp && rc2->ra[q2] == ip) {
 				int k = memo_splice(m, j, n, src, rbp, rc2, q2, max);
-				if (k >= 0) {
-					*walked = j + 1 - j0;
+				if (k >= 0)
 					return k;
-				}
 				rc2 = NULL;
 			}
 		}
@@ -920,7 +908,6 @@ static int memo_walk(struct memo *m, int j, uintptr_t ip, uintptr_t sp, uintptr_
 	m->steps = j;
 	m->n = n;
 	m->full = full;
-	*walked = j - j0;
 	return n;
 }
 
@@ -948,7 +935,6 @@ static __attribute__((noinline)) int64_t memo_capture(struct mt_thread *t, struc
 	if (best && (bestj = memo_check(best, rbp)) == best->steps) {
 		uint64_t mixed[MT_MAX_DEPTH];
 		int m, py;
-		memo_count(c, bestj, bestj);
 		c->last = (unsigned)(best - c->e);
 		/* Python frames change under the same native stack. */
 		if (mt_config.python && (m = mt_py_splice(t, best->ra + best->skip, best->n - best->skip, mixed, depth)) > 0)
@@ -982,12 +968,10 @@ static __attribute__((noinline)) int64_t memo_capture(struct mt_thread *t, struc
 			m->s[src].rbp_val = rbp;
 		}
 	}
-	int walked;
-	if ((n = memo_walk(m, bestj, ip, sp, rbp, src, max, rc, rc2, &walked)) < 0) {
+	if ((n = memo_walk(m, bestj, ip, sp, rbp, src, max, rc, rc2)) < 0) {
 		m->steps = 0;   /* half written: no walk to check or splice */
 		return -1;
 	}
-	memo_count(c, m->steps - walked, m->steps);
 	while (skip < n && skip < SKIP_MAX && mt_is_own((const void *)(uintptr_t)m->ra[skip]))
 		skip++;
 	uint32_t id = intern_native(t, m->ra + skip, n - skip, depth, &py);
@@ -1030,35 +1014,71 @@ static __attribute__((noinline)) uint32_t capture_plain(struct mt_thread *t, int
 	return intern_native(t, (const uint64_t *)(buf + skip), n - skip, depth, &py);
 }
 
-static __attribute__((noinline)) uint32_t capture(struct mt_thread *t, int depth)
-{
 #ifdef WALK
+/* The stack by the memo (c), or by the walk alone (c NULL), or where
+   either meets a frame it does not step, by unw_backtrace. Inlined: a
+   frame of its own would be one more step in every walk. */
+static inline __attribute__((always_inline)) uint32_t capture_way(struct mt_thread *t, struct memo_cache *c, int depth)
+{
 	uint64_t ips[MT_MAX_DEPTH + SKIP_MAX];
 	int n, skip = 0, py;
 
+	if (c) {
+		c->busy = 1;
+		atomic_signal_fence(memory_order_seq_cst);
+		int64_t id = memo_capture(t, c, depth);
+		atomic_signal_fence(memory_order_seq_cst);
+		c->busy = 0;
+		if (id >= 0)
+			return (uint32_t)id;
+	} else if ((n = walk(ips, depth + SKIP_MAX)) >= 0) {
+		while (skip < n && skip < SKIP_MAX && mt_is_own((const void *)(uintptr_t)ips[skip]))
+			skip++;
+		return intern_native(t, ips + skip, n - skip, depth, &py);
+	}
+	return capture_plain(t, depth);
+}
+#endif
+
+static __attribute__((noinline)) uint32_t capture(struct mt_thread *t, int depth)
+{
+#ifdef WALK
 	if (MT_LIKELY(walk_on)) {
-		struct memo_cache *c = tmemo;
-		if (c && (c->off || c->busy)) {
-			/* c->busy: a signal handler's stack while the memo is
-			   half written; its walk leaves the memo alone. */
-			if (!c->busy)
-				c->off--;
-			c = NULL;
-		} else if (memo_on && !c && ++plain_first > MEMO_LATER)
-			c = memo_get(depth + SKIP_MAX);
-		if (c) {
-			c->busy = 1;
-			atomic_signal_fence(memory_order_seq_cst);
-			int64_t id = memo_capture(t, c, depth);
-			atomic_signal_fence(memory_order_seq_cst);
-			c->busy = 0;
-			if (id >= 0)
-				return (uint32_t)id;
-		} else if ((n = walk(ips, depth + SKIP_MAX)) >= 0) {
-			while (skip < n && skip < SKIP_MAX && mt_is_own((const void *)(uintptr_t)ips[skip]))
-				skip++;
-			return intern_native(t, ips + skip, n - skip, depth, &py);
+		struct memo_cache *c = tmemo, *use = NULL;
+		unsigned k = 0;
+		int timed = 0;
+		uint64_t t0 = 0;
+
+		/* c->busy: a signal handler's stack while the memo is half
+		   written; its walk leaves the memo alone. The memo warms up
+		   first in a cycle (its ways may be a cycle old), then each way
+		   is timed; the rest of the cycle goes the faster. */
+		if (c ? !c->busy : memo_on && ++plain_first > MEMO_LATER && (c = memo_get(depth + SKIP_MAX))) {
+			k = c->cycle++;
+			if (k < MEMO_WARM) {
+				use = c;
+			} else if ((k -= MEMO_WARM) >= 2 * MEMO_PROBE) {
+				if (c->cycle >= MEMO_CYCLE)
+					c->cycle = 0;
+				use = c->plain ? NULL : c;
+			} else {
+				use = k < MEMO_PROBE ? c : NULL;
+				timed = 1;
+				t0 = __builtin_ia32_rdtsc();
+			}
 		}
+		/* One call: the memo's first read is this frame's return
+		   address, the same for every capture. */
+		uint32_t id = capture_way(t, use, depth);
+		if (timed) {
+			uint64_t d = __builtin_ia32_rdtsc() - t0;
+			c->ticks[k >= MEMO_PROBE] += d < MEMO_TICKS_MAX ? d : MEMO_TICKS_MAX;
+			if (k == 2 * MEMO_PROBE - 1) {
+				c->plain = c->ticks[1] < c->ticks[0];
+				c->ticks[0] = c->ticks[1] = 0;
+			}
+		}
+		return id;
 	}
 #endif
 	return capture_plain(t, depth);

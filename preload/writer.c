@@ -26,6 +26,19 @@
  * A tail is only taken for records at or after the time its thread ended,
  * so each slab stays in time order across its owners.
  *
+ * Young threads share slabs. A thread's first YOUNG_BYTES of compact
+ * events and short records (mt_writer_put: memory samples), while it has
+ * no slab of its own, go into one of YOUNG_SLABS "young" slabs,
+ * under writer_lock: an owner record when the previous event there was
+ * another thread's, then the event, both committed before the lock is
+ * let go (so a SIGKILL tears at most the record in flight, as in a slab
+ * of one's own). A record older than the young slab's last one, one
+ * made by mt_writer_reserve (a new stack, say), a thread past YOUNG_BYTES or one that holds
+ * the lock already (a signal handler) takes a slab of its own as above.
+ * So 64 threads alive at once, each with an alloc and a free, share a
+ * few slabs instead of claiming 64, and a long-lived thread pays the lock for
+ * a handful of events. A full young slab's tail is left to tail takers.
+ *
  * The file is created lazily by the first record, 0600, O_EXCL|O_NOFOLLOW,
  * under the name docs/environment.md gives. fork(): the child drops the
  * parent's mappings and descriptor and bumps the epoch, so every thread
@@ -100,6 +113,20 @@ struct tail { char *pos, *end; uint64_t time; uint32_t epoch; };
 static struct tail tails[MAX_TAILS];
 static _Atomic int ntails;
 static pthread_key_t gone_key;
+
+/* The slabs young threads share (see above), under writer_lock; pos
+   NULL: none yet, or it was of another epoch. young_at: the one that
+   young_begin() chose, until young_end(). */
+#define YOUNG_BYTES 256
+#define YOUNG_SLABS 8
+struct young {
+	char *pos, *end;
+	uint64_t time;                           /* of its last record */
+	uint64_t base;                           /* its current run's time base */
+	uint32_t epoch, tid;                     /* tid: of its current run */
+	struct mt_compact_state c;               /* that run's compact state */
+};
+static struct young young_slabs[YOUNG_SLABS], *young_at;
 static pthread_once_t gone_once = PTHREAD_ONCE_INIT;
 static int gone_key_ok;
 
@@ -286,26 +313,84 @@ static int open_file(uint64_t first_time)
 	return map_window(0);
 }
 
-/* Make slab k (its window mapped) t's slab, starting at time. */
-static void own_slab(struct mt_thread *t, char *window, uint64_t k, uint64_t time)
+/* The address of slab k of the current window layout. */
+static char *slab_at(char *window, uint64_t k)
 {
-	struct mt_slab_header *s = (struct mt_slab_header *)(window + (k % MT_WINDOW_SLABS) * MT_SLAB_SIZE);
+	return window + (k % MT_WINDOW_SLABS) * MT_SLAB_SIZE;
+}
 
-	s->tid = t->tid;
-	s->time_base = time;
-	__atomic_store_n(&s->magic, MT_SLAB_MAGIC, __ATOMIC_RELEASE);
-	t->slab_pos = (char *)(s + 1);
-	t->slab_end = (char *)s + MT_SLAB_SIZE;
+/* Writes the header of the slab at s for tid, from time on; its first
+   record's address. */
+static char *start_slab(char *s, uint32_t tid, uint64_t time)
+{
+	struct mt_slab_header *h = (struct mt_slab_header *)s;
+
+	h->tid = tid;
+	h->time_base = time;
+	__atomic_store_n(&h->magic, MT_SLAB_MAGIC, __ATOMIC_RELEASE);
+	return (char *)(h + 1);
+}
+
+/* Make the slab at s t's slab, starting at time. */
+static void own_slab(struct mt_thread *t, char *s, uint64_t time)
+{
+	t->slab_pos = start_slab(s, t->tid, time);
+	t->slab_end = s + MT_SLAB_SIZE;
 	t->time_base = time;
 	mt_compact_reset(&t->c, time);
 }
 
-/* Pads t's slab with 0x80 bytes up to the next 8-byte offset (slabs are
-   page aligned, so the address says it). */
-static void align8(struct mt_thread *t)
+/* Pads a slab with 0x80 bytes from *pos up to the next 8-byte offset
+   (slabs are page aligned, so the address says it). */
+static void align8(char **pos)
 {
-	while ((uintptr_t)t->slab_pos & 7)
-		*t->slab_pos++ = (char)MT_COMPACT;
+	while ((uintptr_t)*pos & 7)
+		*(*pos)++ = (char)MT_COMPACT;
+}
+
+/* Writes an owner record at *pos (aligned first): from time on, the rest
+   of the slab is tid's. */
+static void put_owner(char **pos, uint32_t tid, uint64_t time)
+{
+	struct mt_owner *o;
+
+	align8(pos);
+	o = (struct mt_owner *)*pos;
+	o->tid = tid;
+	o->time_base = time;
+	*pos += sizeof *o;
+	mt_writer_commit(o, (struct mt_head){ MT_REC_OWNER, sizeof *o / 8, 0, 0 });
+}
+
+/* [pos, end) of a slab nobody writes into any more, from time on, for a
+   later thread to take. Under writer_lock. */
+static void give_tail(char *pos, char *end, uint64_t time, uint32_t epoch)
+{
+	int n = atomic_load(&ntails);
+
+	if (end - pos < MIN_TAIL || n >= MAX_TAILS)
+		return;
+	tails[n] = (struct tail){ pos, end, time, epoch };
+	atomic_fetch_add(&ntails, 1);
+}
+
+/* A tail with room for need bytes after an owner record, for records at
+   time or later, out of the list into *x; 0, or -1 when there is none.
+   Under writer_lock. */
+static int pop_tail(struct tail *x, uint64_t time, size_t need, uint32_t e)
+{
+	int i;
+
+	for (i = atomic_load(&ntails) - 1; i >= 0; i--)
+		if (tails[i].epoch == e && tails[i].time <= time &&
+		    (size_t)(tails[i].end - tails[i].pos) >= need + 8 + sizeof(struct mt_owner))
+			break;
+	if (i < 0)
+		return -1;
+	*x = tails[i];
+	tails[i] = tails[atomic_load(&ntails) - 1];
+	atomic_fetch_sub(&ntails, 1);
+	return 0;
 }
 
 /* Takes over the tail of an ended thread's slab, for records at time or
@@ -313,7 +398,6 @@ static void align8(struct mt_thread *t)
 static int take_tail(struct mt_thread *t, uint64_t time, size_t need)
 {
 	uint32_t e = atomic_load_explicit(&mt_writer_epoch_now, memory_order_relaxed);
-	struct mt_owner *o;
 	struct tail x;
 	int i;
 
@@ -321,57 +405,58 @@ static int take_tail(struct mt_thread *t, uint64_t time, size_t need)
 	    atomic_load_explicit(&lock_owner, memory_order_relaxed) == (int)t->tid)
 		return -1;
 	lock();
-	for (i = atomic_load(&ntails) - 1; i >= 0; i--)
-		if (tails[i].epoch == e && tails[i].time <= time &&
-		    (size_t)(tails[i].end - tails[i].pos) >= need + 8 + sizeof *o)
-			break;
-	if (i < 0) {
-		unlock();
-		return -1;
-	}
-	x = tails[i];
-	tails[i] = tails[atomic_load(&ntails) - 1];
-	atomic_fetch_sub(&ntails, 1);
+	i = pop_tail(&x, time, need, e);
 	unlock();
+	if (i < 0)
+		return -1;
 	t->slab_pos = x.pos;
 	t->slab_end = x.end;
-	align8(t);
-	o = (struct mt_owner *)t->slab_pos;
-	o->tid = t->tid;
-	o->time_base = time;
-	t->slab_pos += sizeof *o;
+	put_owner(&t->slab_pos, t->tid, time);
 	t->time_base = time;
 	mt_compact_reset(&t->c, time);
-	mt_writer_commit(o, (struct mt_head){ MT_REC_OWNER, sizeof *o / 8, 0, 0 });
 	return 0;
+}
+
+/* A fresh slab, claimed, its window mapped (locked: the caller holds
+   writer_lock); NULL when the trace stopped or cannot grow. */
+static char *claim_slab(int locked)
+{
+	uint64_t k = atomic_fetch_add(&next_slab, 1), w = k / MT_WINDOW_SLABS;
+	char *base;
+
+	/* Checked after the claim: see mt_writer_close. */
+	if (atomic_load(&mt_writer_state) != W_OPEN)
+		return NULL;
+	base = atomic_load_explicit(&windows[w], memory_order_acquire);
+	if (!base) {
+		/* A signal handler in a thread that holds the lock: the
+		   record is dropped rather than the thread deadlocked. */
+		if (!locked && atomic_load_explicit(&lock_owner, memory_order_relaxed) == (int)syscall(SYS_gettid))
+			return NULL;
+		if (!locked)
+			lock();
+		while (atomic_load(&mt_writer_state) == W_OPEN && mapped_windows <= w)
+			map_window(mapped_windows);
+		if (!locked)
+			unlock();
+		base = atomic_load_explicit(&windows[w], memory_order_acquire);
+		if (!base)
+			return NULL;
+	}
+	return slab_at(base, k);
 }
 
 /* Give t a slab (a tail of one, or a fresh one) starting at time with
    room for need bytes; 0 on success. */
 static int new_slab(struct mt_thread *t, uint64_t time, size_t need)
 {
-	uint64_t k, w;
-	char *base;
+	char *s;
 
 	if (take_tail(t, time, need) == 0)
 		return 0;
-	k = atomic_fetch_add(&next_slab, 1);
-	w = k / MT_WINDOW_SLABS;
-
-	/* Checked after the claim: see mt_writer_close. */
-	if (atomic_load(&mt_writer_state) != W_OPEN)
+	if (!(s = claim_slab(0)))
 		return -1;
-	base = atomic_load_explicit(&windows[w], memory_order_acquire);
-	if (!base) {
-		lock();
-		while (atomic_load(&mt_writer_state) == W_OPEN && mapped_windows <= w)
-			map_window(mapped_windows);
-		unlock();
-		base = atomic_load_explicit(&windows[w], memory_order_acquire);
-		if (!base)
-			return -1;
-	}
-	own_slab(t, base, k, time);
+	own_slab(t, s, time);
 	return 0;
 }
 
@@ -393,7 +478,7 @@ int mt_writer_ready_slow(struct mt_thread *t, uint64_t time)
 	lock();
 	if (atomic_load(&mt_writer_state) == W_CLOSED && open_file(time) == 0) {
 		/* Slab 0 is the opener's: the process record comes first. */
-		own_slab(t, atomic_load(&windows[0]), atomic_fetch_add(&next_slab, 1), time);
+		own_slab(t, slab_at(atomic_load(&windows[0]), atomic_fetch_add(&next_slab, 1)), time);
 		atomic_store(&mt_writer_state, W_OPEN);
 		opened = 1;
 	}
@@ -413,7 +498,7 @@ void *mt_writer_reserve(struct mt_thread *t, size_t size, uint64_t time, uint32_
 		if (new_slab(t, time, size + sizeof(struct mt_timebase)) != 0)
 			return NULL;
 	}
-	align8(t);
+	align8(&t->slab_pos);
 	if (MT_UNLIKELY(time < t->time_base || time - t->time_base > UINT32_MAX)) {
 		struct mt_timebase *tb = (struct mt_timebase *)t->slab_pos;
 		tb->pad = 0;
@@ -441,10 +526,7 @@ static void thread_gone(void *p)
 	if ((size_t)(t->slab_end - t->slab_pos) >= MIN_TAIL && slab_settled(t) &&
 	    atomic_load_explicit(&lock_owner, memory_order_relaxed) != (int)t->tid) {
 		lock();
-		if (atomic_load(&ntails) < MAX_TAILS) {
-			tails[atomic_load(&ntails)] = (struct tail){ t->slab_pos, t->slab_end, now, t->epoch };
-			atomic_fetch_add(&ntails, 1);
-		}
+		give_tail(t->slab_pos, t->slab_end, now, t->epoch);
 		unlock();
 	}
 out:
@@ -482,22 +564,16 @@ static unsigned char *put_zz(unsigned char *q, uint64_t a, uint64_t b)
 	return put_u(q, ((uint64_t)d << 1) ^ (uint64_t)(d >> 63));
 }
 
-void mt_write_event(struct mt_thread *t, int cls, int kind, int device, int api, uint64_t time,
-		    uint64_t addr, uint64_t bytes, uint32_t stack, int result, const uint64_t *x)
+/* The event as a compact record at r, counted from c (updated); committed.
+   Where it ends. Inlined: it is the event path. */
+static inline __attribute__((always_inline)) char *
+encode_event(struct mt_compact_state *c, unsigned char *r, int cls, int kind, int device, int api, uint64_t time,
+	     uint64_t addr, uint64_t bytes, uint32_t stack, int result, const uint64_t *x)
 {
-	struct mt_compact_state *c = &t->c;
 	uint32_t kda = (uint8_t)kind | (uint32_t)(uint8_t)device << 8 | (uint32_t)(uint16_t)api << 16;
 	unsigned tag = (unsigned)cls;
-	unsigned char *r, *q;
+	unsigned char *q;
 
-	if (MT_UNLIKELY(!mt_writer_ready(t, time)))
-		return;
-	if (MT_UNLIKELY(!t->keyed) && cls != MT_CT_FW)
-		keep_track(t);
-	if (MT_UNLIKELY(!t->slab_pos || t->slab_end - t->slab_pos < MT_COMPACT_MAX) &&
-	    new_slab(t, time, MT_COMPACT_MAX) != 0)
-		return;
-	r = (unsigned char *)t->slab_pos;
 	q = put_zz(r + 2, time, c->time);
 	q = put_zz(q, addr, c->addr);
 	c->time = time;
@@ -536,8 +612,146 @@ void mt_write_event(struct mt_thread *t, int cls, int kind, int device, int api,
 		}
 	}
 	r[1] = (unsigned char)tag;
-	t->slab_pos = (char *)q;
 	__atomic_store_n(r, (unsigned char)(MT_COMPACT | (unsigned)(q - r - 1)), __ATOMIC_RELEASE);
+	return (char *)q;
+}
+
+/* The young slab for size bytes of t's at time: of those whose last record
+   is not later (the slab stays in time order) and with room, the one whose
+   last record is the latest, so older slabs stay open for records that
+   come late (a free's time is taken before the call); else one to start
+   afresh (one not started, or full); NULL when every one holds a later
+   record. Under writer_lock. */
+static struct young *young_pick(uint64_t time, size_t size, uint32_t e)
+{
+	struct young *fit = NULL, *fresh = NULL;
+
+	for (int i = 0; i < YOUNG_SLABS; i++) {
+		struct young *y = &young_slabs[i];
+
+		if (!y->pos || y->epoch != e) {
+			y->pos = NULL;
+			fresh = fresh ? fresh : y;
+		} else if (time >= y->time) {
+			if ((size_t)(y->end - y->pos) < 8 + sizeof(struct mt_owner) + size)
+				fresh = fresh ? fresh : y;
+			else if (!fit || y->time > fit->time)
+				fit = y;
+		}
+	}
+	return fit ? fit : fresh;
+}
+
+/* Room for size bytes of t's at time in a young slab (see the header):
+   their place, in a run of t's (after an owner record where the slab's
+   last run was another thread's, or t's own too long ago for a time
+   delta), with writer_lock held until young_end(); NULL when t is to write
+   into a slab of its own. */
+static char *young_begin(struct mt_thread *t, uint64_t time, size_t size)
+{
+	uint32_t e = atomic_load_explicit(&mt_writer_epoch_now, memory_order_relaxed);
+	struct young *y;
+
+	if (t->own_slabs || t->young >= YOUNG_BYTES ||
+	    atomic_load_explicit(&lock_owner, memory_order_relaxed) == (int)t->tid)
+		return NULL;
+	lock();
+	/* Closed meanwhile: nothing after the exit record. */
+	if (atomic_load(&mt_writer_state) != W_OPEN || !(y = young_pick(time, size, e))) {
+		unlock();
+		return NULL;
+	}
+	if (!y->pos || (size_t)(y->end - y->pos) < 8 + sizeof(struct mt_owner) + size) {
+		/* A new young slab: an ended thread's tail, or a fresh one. */
+		struct tail x;
+		char *s;
+
+		if (y->pos)
+			give_tail(y->pos, y->end, y->time, e);
+		y->pos = NULL;
+		if (pop_tail(&x, time, size, e) == 0) {
+			y->pos = x.pos;
+			y->end = x.end;
+			put_owner(&y->pos, t->tid, time);
+		} else if ((s = claim_slab(1))) {
+			y->pos = start_slab(s, t->tid, time);
+			y->end = s + MT_SLAB_SIZE;
+		} else {
+			unlock();
+			return NULL;
+		}
+		y->epoch = e;
+	} else if (y->tid != t->tid || time - y->base > UINT32_MAX) {
+		put_owner(&y->pos, t->tid, time);
+	} else {
+		young_at = y;
+		return y->pos;
+	}
+	y->tid = t->tid;
+	y->base = time;
+	mt_compact_reset(&y->c, time);
+	young_at = y;
+	return y->pos;
+}
+
+/* t's records in the young slab young_begin() chose end at q, the last at
+   time. */
+static void young_end(struct mt_thread *t, char *q, uint64_t time)
+{
+	struct young *y = young_at;
+
+	t->young = (uint16_t)(t->young + (q - y->pos));
+	y->pos = q;
+	y->time = time;
+	unlock();
+}
+
+int mt_writer_put(struct mt_thread *t, void *rec, size_t size, uint64_t time)
+{
+	struct mt_head h;
+	uint32_t delta;
+	char *p;
+
+	memcpy(&h, rec, sizeof h);
+	if (MT_UNLIKELY(!mt_writer_ready(t, time)))
+		return -1;
+	if (!t->slab_pos && (p = young_begin(t, time, size + 8))) {
+		align8(&p);
+		delta = (uint32_t)(time - young_at->base);
+		memcpy(p + 8, (char *)rec + 8, size - 8);
+		memcpy(p + 4, &delta, 4);
+		mt_writer_commit(p, h);
+		young_end(t, p + size, time);
+		return 0;
+	}
+	if (!(p = mt_writer_reserve(t, size, time, &delta)))
+		return -1;
+	memcpy(p + 8, (char *)rec + 8, size - 8);
+	memcpy(p + 4, &delta, 4);
+	mt_writer_commit(p, h);
+	return 0;
+}
+
+void mt_write_event(struct mt_thread *t, int cls, int kind, int device, int api, uint64_t time,
+		    uint64_t addr, uint64_t bytes, uint32_t stack, int result, const uint64_t *x)
+{
+	if (MT_UNLIKELY(!mt_writer_ready(t, time)))
+		return;
+	if (MT_UNLIKELY(!t->keyed) && cls != MT_CT_FW)
+		keep_track(t);
+	if (MT_UNLIKELY(!t->slab_pos || t->slab_end - t->slab_pos < MT_COMPACT_MAX)) {
+		char *r;
+
+		if (!t->slab_pos && (r = young_begin(t, time, MT_COMPACT_MAX))) {
+			young_end(t, encode_event(&young_at->c, (unsigned char *)r, cls, kind, device, api, time,
+						  addr, bytes, stack, result, x), time);
+			return;
+		}
+		if (new_slab(t, time, MT_COMPACT_MAX) != 0)
+			return;
+	}
+	t->slab_pos = encode_event(&t->c, (unsigned char *)t->slab_pos, cls, kind, device, api, time, addr,
+				   bytes, stack, result, x);
 }
 
 /* The child of fork: none of the parent's file is ours. */
@@ -708,9 +922,9 @@ static void write_exit(struct mt_thread *t, int how, int status)
 		while (mapped_windows <= w)
 			if (map_window(mapped_windows) < 0)
 				return;
-		own_slab(t, atomic_load(&windows[w]), k, now);
+		own_slab(t, slab_at(atomic_load(&windows[w]), k), now);
 	}
-	align8(t);
+	align8(&t->slab_pos);
 	x = (struct mt_exit *)t->slab_pos;
 	x->time_delta = (uint32_t)(now - t->time_base);
 	x->status = status;

@@ -30,7 +30,7 @@ __all__ = ["phase", "step", "mark", "push", "pop", "start", "end", "active"]
 
 # enum mt_range_op and mt_range_origin of include/memtrace/trace-format.h
 _PUSH, _POP, _START, _END, _MARK = 1, 2, 3, 4, 5
-ORIGIN_PYTHON, ORIGIN_PYTEST = 3, 4
+ORIGIN_PYTHON, ORIGIN_PYTEST, ORIGIN_TORCH = 3, 4, 5
 
 _lock = threading.Lock()
 _fn = None          # the entry point, once looked up

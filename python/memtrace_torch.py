@@ -197,6 +197,17 @@ class _Lib(object):
         return self.info_fn(b, len(b))
 
 
+def _install_hooks(torch, lib):
+    """Steps, phases, modules and categories (python/memtrace_hooks.py), on
+    every torch, CUDA or not; a torch without the surface they need gets
+    none, and the program is unchanged either way."""
+    try:
+        import memtrace_hooks
+        memtrace_hooks.install(torch, lib.info)
+    except Exception:
+        pass
+
+
 def _on_torch(torch):
     """Right after the program's `import torch`: queue arm() for CUDA's
     lazy init, or do nothing at all without memtrace's library.
@@ -219,6 +230,7 @@ def _on_torch(torch):
             lib = _Lib(ctypes)
         except (OSError, AttributeError):
             return      # plain python: no memtrace here
+        _install_hooks(torch, lib)
         cuda = getattr(torch, "cuda", None)
         lazy_call = getattr(cuda, "_lazy_call", None)
         _state = _State(torch, lib, ctypes)

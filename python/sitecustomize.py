@@ -72,7 +72,7 @@ def _memtrace_boot():
 
 
 def _memtrace_modules(here):
-    names = ("memtrace", "memtrace_pytest")
+    names = ("memtrace", "memtrace_pytest", "memtrace_hooks")
 
     class MemtraceFinder(object):
         """Last on sys.meta_path: memtrace's own modules, from its directory."""

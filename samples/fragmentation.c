@@ -13,6 +13,11 @@
  * cache (torch.cuda.empty_cache()) and when cudaMalloc fails: then every
  * wholly free segment is given back and cudaMalloc is tried once more.
  *
+ * The cache announces itself with NVTX's memory extension (nvToolsExtMem.h,
+ * header-only: without a tool attached each call returns at once): each
+ * segment is a heap of domain "frag", each allocated block a region, so
+ * memtrace sees the blocks inside the segments and the holes between them.
+ *
  * The sample wants 100 MiB of device memory for its cache. On the
  * simulated GPU run it with SIMCUDA_MEM=400M (300 MiB context + 100 MiB).
  * When more than 104 MiB is free (a real GPU), one "ballast" cudaMalloc
@@ -32,9 +37,14 @@
  *     (cudaFree(20 MiB) x 4), cudaMalloc(30 MiB) succeeds
  *   totals: 8 cudaMalloc (2 failed), 6 cudaFree, nothing live at exit;
  *     device memory in use at the peak 400 MiB, 300 MiB of it untraced
+ *   the pool 'frag' as NVTX announced it: at the first failure 5 heaps,
+ *     100 MiB: 48 MiB in 12 regions, 52 MiB free in 9 holes, largest 20 MiB;
+ *     at the second 4 heaps, 80 MiB: 48 MiB in 12 regions, 32 MiB free in
+ *     8 holes, largest 4 MiB; 6 heaps and 26 regions registered in all
  */
 #include "sample.h"
 
+#include <nvtx3/nvToolsExtMem.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -65,10 +75,61 @@ struct segment {
 	uint64_t size;
 	int small;
 	struct block *first;
+	nvtxMemHeapHandle_t heap;  /* the segment announced to NVTX */
 };
 
 static struct segment *segments;
 static uint64_t reserved, allocated;
+static nvtxDomainHandle_t domain;  /* "frag": the pool's NVTX domain */
+
+/* The pool's announcements (nvToolsExtMem.h): a segment is a heap, an
+ * allocated block a region of it. */
+static nvtxMemHeapHandle_t announce_heap(void *ptr, uint64_t size)
+{
+	nvtxMemVirtualRangeDesc_t range = { size, ptr };
+	nvtxMemHeapDesc_t desc;
+
+	memset(&desc, 0, sizeof(desc));
+	desc.extCompatID = NVTX_EXT_COMPATID_MEM;
+	desc.structSize = sizeof(desc);
+	desc.usage = NVTX_MEM_HEAP_USAGE_TYPE_SUB_ALLOCATOR;
+	desc.type = NVTX_MEM_TYPE_VIRTUAL_ADDRESS;
+	desc.typeSpecificDescSize = sizeof(range);
+	desc.typeSpecificDesc = &range;
+	return nvtxMemHeapRegister(domain, &desc);
+}
+
+static void announce_block(struct block *b)
+{
+	nvtxMemVirtualRangeDesc_t range = { b->size, (void *)b->addr };
+	nvtxMemRegionsRegisterBatch_t batch;
+
+	memset(&batch, 0, sizeof(batch));
+	batch.extCompatID = NVTX_EXT_COMPATID_MEM;
+	batch.structSize = sizeof(batch);
+	batch.regionType = NVTX_MEM_TYPE_VIRTUAL_ADDRESS;
+	batch.heap = b->seg->heap;
+	batch.regionCount = 1;
+	batch.regionDescElementSize = sizeof(range);
+	batch.regionDescElements = &range;
+	nvtxMemRegionsRegister(domain, &batch);
+}
+
+static void announce_free(struct block *b)
+{
+	nvtxMemRegionRef_t ref;
+	nvtxMemRegionsUnregisterBatch_t batch;
+
+	ref.pointer = (void *)b->addr;
+	memset(&batch, 0, sizeof(batch));
+	batch.extCompatID = NVTX_EXT_COMPATID_MEM;
+	batch.structSize = sizeof(batch);
+	batch.refType = NVTX_MEM_REGION_REF_TYPE_POINTER;
+	batch.refCount = 1;
+	batch.refElementSize = sizeof(ref);
+	batch.refElements = &ref;
+	nvtxMemRegionsUnregister(domain, &batch);
+}
 
 static uint64_t round_up(uint64_t n, uint64_t to)
 {
@@ -121,6 +182,7 @@ static SITE struct segment *segment_new(uint64_t size, int small)
 	s->size = size;
 	s->small = small;
 	s->first = b;
+	s->heap = announce_heap(s->ptr, size);
 	s->next = segments;
 	segments = s;
 	b->seg = s;
@@ -144,6 +206,7 @@ static int empty_cache(void)
 			sp = &s->next;
 			continue;
 		}
+		nvtxMemHeapUnregister(domain, s->heap);
 		CK(cudaFree(s->ptr));
 		reserved -= s->size;
 		*sp = s->next;
@@ -191,6 +254,7 @@ static struct block *cache_alloc(uint64_t request)
 	}
 	b->allocated = 1;
 	allocated += b->size;
+	announce_block(b);
 	return b;
 }
 
@@ -207,6 +271,7 @@ static void merge_next(struct block *b)
 
 static void cache_free(struct block *b)
 {
+	announce_free(b);
 	b->allocated = 0;
 	allocated -= b->size;
 	if (b->next && !b->next->allocated)
@@ -241,6 +306,11 @@ int main(void)
 	const uint64_t request = 30 * MiB;
 
 	CK(cudaSetDevice(0));
+	domain = nvtxDomainCreateA("frag");
+	/* NVTX's memory extension loads its tool at its first call: make it
+	 * here, before the timed part (a reset of the process-wide heap, which
+	 * holds nothing yet), not inside the forward pass */
+	nvtxMemHeapReset(domain, NVTX_MEM_HEAP_HANDLE_PROCESS_WIDE);
 	CK(cudaMemGetInfo(&free_b, &total_b));
 	if (free_b > BUDGET + SPARE) {
 		uint64_t take = (free_b - BUDGET - SPARE) / (2 * MiB) * (2 * MiB);

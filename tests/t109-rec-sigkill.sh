@@ -35,5 +35,5 @@ while [ $i -lt "$trials" ]; do
 	extra=$(comm -13 "$T/want" "$T/have")
 	[ "$(printf '%s' "$extra" | grep -c .)" -le 4 ] ||
 		fail "trial $i: events no call returned: $(printf '%s\n' "$extra" | head -n 5)"
-	head -n 1 "$T/dump" | grep -q "^# trace '.*': format 2\.1, " || fail "trial $i: not format 2: $(head -n 1 "$T/dump")"
+	head -n 1 "$T/dump" | grep -q "^# trace '.*': format 2\.2, " || fail "trial $i: not format 2: $(head -n 1 "$T/dump")"
 done

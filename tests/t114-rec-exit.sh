@@ -45,7 +45,7 @@ same_events "$T/trace.bin" "$T/calls.log"
 # the free of the atexit handler is recorded, before the end
 expect_eq "$(dump_events "$T/trace.bin" | grep -c '^free ')" 2 "exit(3): frees, the atexit handler's included"
 expect_eq "$(last "$T/trace.bin")" exit "exit(3): the last record in time"
-"$MEMTRACE" dump "$T/trace.bin" | head -n 1 | grep -q "^# trace '.*': format 2\.1, " || fail "exit(3): not format 2"
+"$MEMTRACE" dump "$T/trace.bin" | head -n 1 | grep -q "^# trace '.*': format 2\.2, " || fail "exit(3): not format 2"
 
 run return
 expect_eq "$status" 0 "return 0: status"

@@ -38,7 +38,7 @@ expect_eq "$(sed -n 's/^t0=[0-9]* //p' "$T/out")" "stacks=1,2" "stack ids"
 start=$(start_of "$T/trace.bin")
 off=$((t0 - start))
 "$MEMTRACE" dump "$T/trace.bin" >"$T/dump" 2>"$T/dump.err" || fail "dump: $(cat "$T/dump.err")"
-head -n 1 "$T/dump" | grep -q "^# trace '.*': format 2\.1, " || fail "not format 2: $(head -n 1 "$T/dump")"
+head -n 1 "$T/dump" | grep -q "^# trace '.*': format 2\.2, " || fail "not format 2: $(head -n 1 "$T/dump")"
 {
 	echo 'fw_stack id=1 frames="train.py:42 step < /lib/nn.py:7 forward"'
 	echo 'fw_stack id=2 frames="data.py:9 load"'

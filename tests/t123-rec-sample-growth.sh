@@ -29,14 +29,14 @@ run() {
 # LAST_SAMPLE_BEFORE_FREES: 1 when no sample came after the first free
 # began; AT_FREE: samples taken at its start (they carry its time)
 figures() {
-	awk '{ delete f; for (i = 2; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }; sub(/^\+/, "", f["time"]) }
+	awk '{ delete f; for (i = 2; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }; sub(/^\+/, "", f["time"]); f["time"] += 0 }
+	NR == FNR { if ($1 == "free" && ffree == "") ffree = f["time"]; next }
 	$1 == "alloc" && first == "" { first = f["time"] }
-	$1 == "free" && ffree == "" { ffree = f["time"] }
 	$1 == "meminfo" { u = (f["total"] - f["free"]) / 1048576; if (u > max) max = u; last = f["time"]
-		if (ffree != "") { at++; next }
+		if (ffree != "" && f["time"] >= ffree) { at++; next }
 		n++; if (n > 1 && (gap == "" || f["time"] - prev < gap)) gap = f["time"] - prev; prev = f["time"] }
 	END { printf "%d %d %d %d %d %d\n", n, gap == "" ? -1 : gap, max, int((ffree - first) / 1e6) + 1,
-		last <= ffree, at }' "$T/dump"
+		last <= ffree, at }' "$T/dump" "$T/dump"
 }
 
 # 1. Fifty 16 MiB allocations 200 us apart: each is a new high above 1%

@@ -60,14 +60,14 @@ expect_eq "$(pj leak.json '[e["args"]["name"] for e in ev if e["ph"] == "M" and 
 expect_eq "$(pj leak.json 'len([e for e in ev if e["ph"] == "i" and e.get("cat") != "memtrace_at"])')" 0 "no failure in leak"
 
 expect_eq "$(pj frag.json '[(e["name"], e["args"]["requested_bytes"], e["args"]["reserved_bytes"], e["args"]["device_free_bytes"], e["args"]["stack"][0]) for e in ev if e.get("cat") == "failure"]')" \
-	"[('cudaMalloc failed: cudaErrorMemoryAllocation', $((30 * MiB)), $((100 * MiB)), 0, 'segment_new (samples/fragmentation.c:113)'), ('cudaMalloc failed: cudaErrorMemoryAllocation', $((30 * MiB)), $((80 * MiB)), $((20 * MiB)), 'segment_new (samples/fragmentation.c:113)')]" \
+	"[('cudaMalloc failed: cudaErrorMemoryAllocation', $((30 * MiB)), $((100 * MiB)), 0, 'segment_new (samples/fragmentation.c:174)'), ('cudaMalloc failed: cudaErrorMemoryAllocation', $((30 * MiB)), $((80 * MiB)), $((20 * MiB)), 'segment_new (samples/fragmentation.c:174)')]" \
 	"failures: instant events with their figures and stacks"
 "$MEMTRACE" report --json --no-db frag.bin >frag.report.json || fail "report failed"
 expect_eq "$(pj frag.json '[(round(e["ts"] * 1000), e["args"]["requested_bytes"], e["args"]["frees"], e["args"]["freed_bytes"], e["args"]["retry_result"]) for e in ev if e.get("cat") == "oom_retry"]')" \
 	"$(python3 -c 'import json; print([(o["time_ns"], o["requested_bytes"], o["frees"], o["freed_bytes"], o["retry_result"]) for o in json.load(open("frag.report.json"))["oom_retries"]])')" \
 	"OOM retries: the report's"
 expect_eq "$(pj frag.json '[e["args"]["stack"][1] for e in ev if e.get("cat") == "oom_retry"]')" \
-	"['cache_alloc (samples/fragmentation.c:166)', 'cache_alloc (samples/fragmentation.c:170)']" \
+	"['cache_alloc (samples/fragmentation.c:229)', 'cache_alloc (samples/fragmentation.c:233)']" \
 	"OOM retries: the stacks of their failures"
 expect_eq "$(pj frag.json 'max(e["args"]["bytes"] for e in ev if e["name"] == "device 0 reserved" and e["pid"] == 0)')" \
 	$((100 * MiB)) "fragmentation: max of the reserved counter"

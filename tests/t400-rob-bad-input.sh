@@ -103,7 +103,7 @@ memtrace: warning: 'cut.bin': holds no records: cut or never written" cut.bin
 head -c 1000 good.bin >cuthdr.bin
 loads "memtrace: warning: 'cuthdr.bin': truncated before the first slab (1000 of 65536 header bytes); holds no records: cut or never written" cuthdr.bin
 mt dump cuthdr.bin
-expect_eq "$(cat out)" "# trace 'cuthdr.bin': format 2.1, pid $(od -An -tu4 -j 20 -N 4 good.bin | tr -d ' '), slab 65536, 0 records" "dump of a trace cut before its first slab"
+expect_eq "$(cat out)" "# trace 'cuthdr.bin': format 2.2, pid $(od -An -tu4 -j 20 -N 4 good.bin | tr -d ' '), slab 65536, 0 records" "dump of a trace cut before its first slab"
 
 # bad arguments, every subcommand: one line, status 2, nothing on stdout
 usage() { # LINE ARGS...

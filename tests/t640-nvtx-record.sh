@@ -37,7 +37,7 @@ ranges "$T/trace.bin" >"$T/got"
 	done
 } >"$T/want"
 diff "$T/want" "$T/got" >"$T/diff" || fail "train ranges differ: $(cat "$T/diff")"
-"$MEMTRACE" dump "$T/trace.bin" | head -n 1 | grep -q "format 2\.1," || fail "not format 2.1"
+"$MEMTRACE" dump "$T/trace.bin" | head -n 1 | grep -q "format 2\.2," || fail "not format 2.2"
 # each string once
 dups=$("$MEMTRACE" dump "$T/trace.bin" | awk '$1 == "string" { sub(/^string id=[0-9]* /, ""); n[$0]++ } END { for (k in n) if (n[k] > 1) print k }')
 expect_eq "$dups" "" "strings written more than once"

@@ -28,7 +28,9 @@ static const char usage_text[] =
 	"the sites whose bytes changed at the peak and at exit, largest change first.\n"
 	"For a PyTorch run, the same in PyTorch's terms beside it: allocated,\n"
 	"requested, reserved and cached peaks, tensors left at exit, OOMs, and the\n"
-	"tensor sites matched by their Python frames.\n"
+	"tensor sites matched by their Python frames. When a run has steps, its\n"
+	"steps against the other's, step N against step N: their peaks, the\n"
+	"growth per step, the steps of one run only.\n"
 	"Sites are matched by their frames (function and file, the line as a\n"
 	"tie-breaker: \"fuzzy\" when only function and file matched), so two builds\n"
 	"of a program compare. Processes are matched by rank, else by command line\n"
@@ -42,8 +44,10 @@ static const char usage_text[] =
 	"                    allocated_peak, cached, used, untraced, live_at_exit,\n"
 	"                    failures, oom_retries; PyTorch's tensor_peak_allocated,\n"
 	"                    requested_peak, framework_reserved_peak,\n"
-	"                    framework_cached, tensor_live_at_exit, ooms\n"
-	"                    (e.g. 'peak > 5%')\n"
+	"                    framework_cached, tensor_live_at_exit, ooms; the\n"
+	"                    steps' step_peak (on a step of both), growth_per_step\n"
+	"                    (e.g. 'peak > 5%'); a figure the runs cannot compare\n"
+	"                    (no steps) holds\n"
 	"  --plot DIR        also draw the timelines of both runs as an overlay,\n"
 	"                    per device both have: DIR/diff-devN.png (gnuplot),\n"
 	"                    its data in DIR/diff-devN.tsv (time since each run's\n"
@@ -192,11 +196,15 @@ int cmd_diff(int argc, char **argv)
 		cli_error("%s", err);
 		status = EXIT_USAGE;
 	} else {
+		/* a figure the runs cannot compare holds: a gate never passes on
+		   missing data */
+		const char *why = fail_if ? diff_missing(&d, (enum diff_figure)cond.fig) : NULL;
+
 		if (fail_if)
-			holds = diff_exceeds(&d, (enum diff_figure)cond.fig, cond.limit, cond.pct);
+			holds = why || diff_exceeds(&d, (enum diff_figure)cond.fig, cond.limit, cond.pct);
 		int nplots = 0;
 
-		if (json ? diff_json(&d, stdout, fail_if, holds) : diff_text(&d, stdout)) {
+		if (json ? diff_json(&d, stdout, fail_if, holds, why) : diff_text(&d, stdout)) {
 			cli_error("cannot write the comparison");
 			status = EXIT_USAGE;
 		} else if (plot_dir && diff_plot(&d, &po, &nplots, err, sizeof(err))) {
@@ -205,7 +213,10 @@ int cmd_diff(int argc, char **argv)
 		} else {
 			if (plot_dir && !nplots)
 				cli_warn("--plot: no device both runs have, nothing drawn");
-			if (fail_if && !json)
+			if (fail_if && !json && why)
+				printf("\n--fail-if '%s': cannot be judged (%s): taken as holding\n",
+				       fail_if, why);
+			else if (fail_if && !json)
 				printf("\n--fail-if '%s': %s\n", fail_if, holds ? "holds" : "does not hold");
 			status = holds ? 1 : 0;
 		}

@@ -348,6 +348,31 @@ static void dump_record(const struct trace *t, const struct trace_rec *r)
 		putchar('\n');
 		break;
 	}
+	case MT_REC_NVTX_MEM: {  /* format 2.2: an NVTX heap or region */
+		static const char *const ops[] = { NULL, "heap_register", "heap_unregister",
+						   "heap_reset", "region_register", "region_resize",
+						   "region_unregister" };
+		const struct mt_nvtx_mem *m = r->p;
+
+		fputs("nvtx_mem", stdout);
+		put_time(t, r->time_ns);
+		printf(" tid=%" PRIu32, r->tid);
+		if (m->lh.h.a < sizeof(ops) / sizeof(ops[0]) && ops[m->lh.h.a])
+			printf(" op=%s", ops[m->lh.h.a]);
+		else
+			printf(" op=%u", m->lh.h.a);
+		printf(" domain=0x%" PRIx64 " heap=0x%" PRIx64 " addr=0x%" PRIx64 " size=%" PRIu64
+		       " handle=0x%" PRIx64 " usage=%" PRIu32 " type=%" PRIu32 " stack=%" PRIu32,
+		       m->domain, m->heap, m->addr, m->size, m->handle, m->usage, m->type, m->stack_id);
+		if (m->lh.h.a == MT_NVMEM_HEAP_REGISTER) {
+			fputs(" domain_name=", stdout);
+			put_string((const char *)(m + 1), m->domain_len);
+			fputs(" name=", stdout);
+			put_string((const char *)(m + 1) + m->domain_len, m->name_len);
+		}
+		putchar('\n');
+		break;
+	}
 	case MT_REC_STRING: {
 		const struct mt_string *g = r->p;
 

@@ -351,7 +351,8 @@ int lv_update(struct lv *v, struct follow *f, enum lv_sort sort, int proc, int d
 		p->proc = i;
 		p->pid = fp->pid;
 		p->rank = fp->rank;
-		p->state = fp->exited ? LV_EXITED : fp->gone ? LV_KILLED : LV_RUNNING;
+		p->state = fp->damaged ? LV_DAMAGED : fp->exited ? LV_EXITED :
+			   fp->gone ? LV_KILLED : LV_RUNNING;
 		v->nrunning += p->state == LV_RUNNING;
 		host_of(a, i, p->host, sizeof(p->host));
 		p->command = fp->cmdline;
@@ -472,9 +473,10 @@ static const char *sz(char *buf, size_t len, uint64_t b, int bytes)
 	return rep_size(buf, len, b);
 }
 
-static const char *state_name(enum lv_state s)
+const char *lv_state_name(enum lv_state s)
 {
-	return s == LV_EXITED ? "exited" : s == LV_KILLED ? "killed" : "running";
+	return s == LV_EXITED ? "exited" : s == LV_KILLED ? "killed" :
+	       s == LV_DAMAGED ? "damaged" : "running";
 }
 
 void lv_text(FILE *out, const struct lv *v, int bytes, int max_sites)
@@ -530,7 +532,7 @@ void lv_text(FILE *out, const struct lv *v, int bytes, int max_sites)
 			snprintf(rank, sizeof(rank), "%d", p->rank);
 			fprintf(out, "%8u %5s %-8s %4s %12s %12s %12s %12s %6" PRIu64 " %5" PRIu64
 				" %5" PRIu64 " %12s %12s %12s  %s\n", p->pid, p->rank >= 0 ? rank : "-",
-				state_name(p->state), d ? (snprintf(b8, sizeof(b8), "%d", d->dev), b8) : "-",
+				lv_state_name(p->state), d ? (snprintf(b8, sizeof(b8), "%d", d->dev), b8) : "-",
 				sz(b1, sizeof(b1), d ? d->reserved : 0, bytes),
 				sz(b2, sizeof(b2), d ? d->allocated : 0, bytes),
 				sz(b3, sizeof(b3), d ? d->cached : 0, bytes),
@@ -673,7 +675,7 @@ void lv_json(FILE *out, const struct lv *v)
 			fprintf(out, "%d", p->rank);
 		else
 			fputs("null", out);
-		fprintf(out, ", \"state\": \"%s\", ", state_name(p->state));
+		fprintf(out, ", \"state\": \"%s\", ", lv_state_name(p->state));
 		jstr(out, "hostname", p->host);
 		fputs(", ", out);
 		jstr(out, "command", p->command);

@@ -42,7 +42,10 @@ struct lv_pdev {                    /* one process on one device */
 	uint64_t failures, oom_retries;
 };
 
-enum lv_state { LV_RUNNING, LV_EXITED, LV_KILLED };
+/* damaged: its trace is corrupt from some record on (follow_warning) */
+enum lv_state { LV_RUNNING, LV_EXITED, LV_KILLED, LV_DAMAGED };
+/* "running", "exited", "killed", "damaged" */
+const char *lv_state_name(enum lv_state s);
 
 struct lv_proc {
 	int proc;

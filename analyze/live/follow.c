@@ -31,6 +31,12 @@
  * whose stack has not been read yet waits (with everything after it) for
  * the next poll, unless its process ended or the poll flushes.
  *
+ * Damage: slabs and records are validated by the reader's own rules
+ * (trace_slab_iter, the checks `memtrace report` makes); where the report
+ * would refuse the rest of a trace, the records before it are fed, none
+ * after, its process is over and marked damaged (damaged()), and the
+ * reader's warning line is given once (follow_warning).
+ *
  * A process that ended (its exit record, or its pid gone) and whose
  * records were all fed leaves the run's devices just before the next
  * record of the run after its last one, as the report's pass does.
@@ -72,6 +78,9 @@ struct fslab {
 	struct trace_rec peek;      /* the next state record */
 	uint64_t key, last_key;
 	uint8_t rank;
+	struct trace_span span;     /* of the records read (ahead) */
+	int nread;                  /* records read (ahead) */
+	int spanned;                /* its span is in its file's */
 };
 
 struct ftrace {
@@ -104,6 +113,20 @@ struct ftrace {
 	size_t npeek;               /* its slabs with a record in the heap */
 	int fed_out;                /* ended, and every record fed */
 	int released;               /* left the run's devices */
+	/* the reader's checks (trace-read.h), as the records are read */
+	struct trace_stats st;      /* torn, truncated, overlapping */
+	struct trace_span *spans;   /* of its slabs done, with records */
+	size_t nspans, cap_spans;
+	int exits;                  /* EXIT records read */
+	char damage[512];           /* what makes the trace corrupt, "" none */
+	uint64_t damage_off;        /* its file offset: nothing of the file
+	                               from there on is fed */
+	int damage_final;           /* a bad record or a second EXIT: nothing
+	                               is read after it. A second FW_STACK is
+	                               damage too, but trace_open() says it
+	                               only when no such record follows: the
+	                               file is still read for one */
+	unsigned said;              /* warnings given (follow_warning), bits */
 };
 
 struct follow {
@@ -264,6 +287,14 @@ static int keep_copy(struct ftrace *ft, void *p)
 	return 0;
 }
 
+/* The process ended: its last record is the last one read (the reader's
+   last_t for the report). */
+static void proc_ended(struct follow *f, struct ftrace *ft)
+{
+	f->procs[ft->proc].last_t = ft->max_t;
+	f->procs[ft->proc].first_t = ft->min_t;
+}
+
 /* Makes ft a process of the run (its index is the next one). */
 static int add_proc(struct follow *f, int fi)
 {
@@ -310,6 +341,12 @@ static int add_proc(struct follow *f, int fi)
 	}
 	f->proc_file[f->nprocs] = fi;
 	ft->proc = f->nprocs++;
+	if (ft->damage[0]) {
+		/* damaged before its process record was taken */
+		in->damaged = 1;
+		in->gone = !ft->exit_seen;
+		proc_ended(f, ft);
+	}
 	if (!f->s) {
 		f->s = stream_of_procs(f->procs, f->nprocs, (uint64_t)f->origin, now_run(f));
 		if (!f->s)
@@ -321,13 +358,6 @@ static int add_proc(struct follow *f, int fi)
 	return 0;
 }
 
-/* The process ended: its last record is the last one read (the reader's
-   last_t for the report). */
-static void proc_ended(struct follow *f, struct ftrace *ft)
-{
-	f->procs[ft->proc].last_t = ft->max_t;
-	f->procs[ft->proc].first_t = ft->min_t;
-}
 
 #define SIDE_HEADER 4096
 #define SIDE_SLAB MT_SLAB_SIZE
@@ -441,15 +471,76 @@ static int fw_stack_read(const struct ftrace *ft, const struct trace_rec *r)
 	       (id < ft->cap_known && ft->fw_known[id]);
 }
 
+/*
+ * The trace is corrupt from file offset off on (its message in
+ * ft->damage), where `memtrace report` refuses it: its records before that
+ * are fed, none after, and its process is over (damaged); final: nothing
+ * more is read (ftrace.damage_final). at: the slab it is in.
+ */
+static void damaged(struct follow *f, struct fslab *at, uint64_t off, int final)
+{
+	struct ftrace *ft = at->ft;
+
+	if (!ft->gone || !ft->damage_off || off < ft->damage_off)
+		ft->damage_off = off;
+	ft->damage_final = final;
+	ft->gone = 1;
+	/* nothing more is read: what was is all there will be (the slab at
+	   the damage is pumped next, up to it) */
+	for (uint64_t k = ft->first_open; k < ft->nslabs; k++) {
+		struct fslab *sl = ft->slabs[k];
+
+		if (sl && sl != at) {
+			sl->final = 1;
+			if (sl->waiting && !sl->has_peek)
+				sl->done = 1;
+		}
+	}
+	if (ft->proc >= 0) {
+		f->info[ft->proc].damaged = 1;
+		if (!ft->exit_seen)
+			f->info[ft->proc].gone = 1;
+		proc_ended(f, ft);
+	}
+}
+
 /* The walker ahead: every record read now, for its time, and the
    framework's side records. -1 on memory failure only. */
 static int scan_ahead(struct follow *f, struct fslab *sl)
 {
 	struct ftrace *ft = sl->ft;
 	struct trace_rec r;
+	int rc;
 
-	while (trace_slab_iter_next(&sl->ahead, &r) == 1) {
-		uint64_t t = run_time(f, ft, r.time_ns);
+	while (!ft->damage_final && (rc = trace_slab_iter_next(&sl->ahead, &r)) != 0) {
+		uint64_t t;
+
+		if (rc < 0) {
+			snprintf(ft->damage, sizeof(ft->damage), "'%s': %s", ft->path, sl->ahead.err);
+			damaged(f, sl, sl->ahead.file_off + sl->ahead.pos, 1);
+			break;
+		}
+		/* what trace_open() refuses across records */
+		if (r.type == MT_REC_EXIT && ft->exits++) {
+			trace_second_exit(ft->damage, sizeof(ft->damage), ft->path, r.offset);
+			damaged(f, sl, r.offset, 1);
+			break;
+		}
+		if (r.type == MT_REC_FW_STACK) {
+			uint32_t id = ((const struct mt_fw_stack *)r.p)->id;
+
+			if (id < ft->cap_known && ft->fw_known[id]) {
+				if (!ft->damage[0]) {
+					trace_second_fw_stack(ft->damage, sizeof(ft->damage), ft->path,
+							      r.offset, id);
+					damaged(f, sl, r.offset, 0);
+				}
+				continue;   /* not in the trace in memory, which
+				               would refuse it */
+			}
+		}
+		trace_span_note(&sl->span, &r, !sl->nread++);
+		t = run_time(f, ft, r.time_ns);
 
 		if (t < ft->min_t)
 			ft->min_t = t;
@@ -576,7 +667,7 @@ static int pump(struct follow *f, struct fslab *sl)
 				sl->done = 1;
 			return 0;
 		}
-		if (rc < 0) {
+		if (rc < 0 || (ft->damage[0] && r.offset >= ft->damage_off)) {
 			sl->done = 1;
 			break;
 		}
@@ -807,7 +898,7 @@ static int read_file(struct follow *f, int fi)
 	uint64_t n, ss = ft->h.slab_size;
 	int just_known = 0;
 
-	if (ft->finished || fstat(ft->fd, &st) < 0)
+	if (ft->finished || ft->damage_final || fstat(ft->fd, &st) < 0)
 		return 0;
 	n = (uint64_t)st.st_size > ft->h.header_size ?
 	    ((uint64_t)st.st_size - ft->h.header_size + ss - 1) / ss : 0;
@@ -833,14 +924,52 @@ static int read_file(struct follow *f, int fi)
 			return -1;
 	}
 	/* slab 0 was just read when the process became known */
-	for (uint64_t k = ft->first_open + (just_known && !ft->first_open); k < ft->nslabs; k++)
+	for (uint64_t k = ft->first_open + (just_known && !ft->first_open);
+	     k < ft->nslabs && !ft->damage_final; k++)
 		if (read_slab(f, ft, k, (uint64_t)st.st_size) < 0)
 			return -1;
 	return 0;
 }
 
-/* Marks what will not grow any more, and frees what is done. */
-static void settle_file(struct follow *f, struct ftrace *ft)
+/*
+ * A slab done, before its buffer goes: the reader's checks of a slab as a
+ * whole (trace_open() makes them once it walked the file): a torn record
+ * at its end, and whether it repeats an earlier slab of its thread.
+ * -1 on memory failure.
+ */
+static int slab_checked(struct ftrace *ft, struct fslab *sl)
+{
+	sl->spanned = 1;
+	if (trace_slab_torn(&sl->ahead))
+		ft->st.torn++;
+	if (!sl->nread)
+		return 0;
+	if (grow((void **)&ft->spans, &ft->cap_spans, ft->nspans + 1, sizeof(*ft->spans)))
+		return -1;
+	if (sl->span.fw)
+		sl->span.sum = trace_slab_sum(sl->buf, sl->ahead.avail, ft->h.version);
+	ft->spans[ft->nspans++] = sl->span;
+	ft->st.overlapping = trace_count_overlaps(ft->spans, ft->nspans, &ft->st.overlap_tid);
+	return 0;
+}
+
+/* The file is over (closed): a length that cuts a slab, as the reader
+   says it. */
+static void file_checked(struct ftrace *ft)
+{
+	struct stat st;
+	uint64_t ss = ft->h.slab_size;
+
+	if (fstat(ft->fd, &st) < 0 || (uint64_t)st.st_size < ft->h.header_size)
+		return;
+	ft->st.file_size = (uint64_t)st.st_size;
+	ft->st.cut_bytes = ((uint64_t)st.st_size - ft->h.header_size) % ss;
+	ft->st.truncated = ft->st.cut_bytes != 0;
+}
+
+/* Marks what will not grow any more, and frees what is done. -1 on memory
+   failure. */
+static int settle_file(struct follow *f, struct ftrace *ft)
 {
 	int open = 0;
 
@@ -850,13 +979,15 @@ static void settle_file(struct follow *f, struct ftrace *ft)
 		f->info[ft->proc].gone = 1;
 		proc_ended(f, ft);
 		/* one more read after the pid is gone: then nothing can come */
-		return;
+		return 0;
 	}
 	for (uint64_t k = ft->first_open; k < ft->nslabs; k++) {
 		struct fslab *sl = ft->slabs[k];
 
 		if (!sl)
 			continue;
+		if (sl->done && !sl->spanned && sl->buf && slab_checked(ft, sl) < 0)
+			return -1;
 		if (sl->done && !sl->has_peek)
 			slab_free(sl);
 		if (!sl->done || sl->has_peek)
@@ -870,10 +1001,13 @@ static void settle_file(struct follow *f, struct ftrace *ft)
 	}
 	if (!open && (ft->exit_seen || ft->gone) && ft->proc >= 0 && !ft->finished) {
 		ft->finished = 1;
+		if (!ft->damage[0])
+			file_checked(ft);
 		close(ft->fd);
 		ft->fd = -1;
 		f->closed++;
 	}
+	return 0;
 }
 
 /* The time up to which every record has been read. */
@@ -1033,7 +1167,8 @@ static long poll_once(struct follow *f, int flush, char *err, size_t errlen)
 		fed_out_check(f, ft);
 	}
 	for (int i = 0; i < f->nfiles; i++)
-		settle_file(f, f->files[i]);
+		if (settle_file(f, f->files[i]) < 0)
+			goto nomem;
 	/* a process over gives its memory back to the run's devices when
 	   another one goes on after it (report: "when records of other
 	   processes follow") */
@@ -1084,6 +1219,43 @@ long follow_poll(struct follow *f, int flush, char *err, size_t errlen)
 }
 
 int follow_missed(const struct follow *f) { return f->missed; }
+
+/* The kinds of warning of a trace, each given once (ftrace.said). */
+enum { SAID_DAMAGE = 1, SAID_TORN = 2, SAID_CUT = 4, SAID_OVERLAP = 8 };
+
+int follow_warning(struct follow *f, char *buf, size_t len)
+{
+	for (int i = 0; i < f->nfiles; i++) {
+		struct ftrace *ft = f->files[i];
+		struct trace_stats one = { .records = 1 };
+
+		if (ft->damage[0] && !(ft->said & SAID_DAMAGE)) {
+			ft->said |= SAID_DAMAGE;
+			snprintf(buf, len, "%s: `memtrace report` refuses this trace; its figures here "
+				 "stop before the damage", ft->damage);
+			return 0;
+		}
+		/* the reader's warning of one kind: the stats of that kind alone */
+		if (ft->st.torn && !(ft->said & SAID_TORN)) {
+			ft->said |= SAID_TORN;
+			one.torn = ft->st.torn;
+		} else if (ft->st.truncated && !(ft->said & SAID_CUT)) {
+			ft->said |= SAID_CUT;
+			one.truncated = 1;
+			one.cut_bytes = ft->st.cut_bytes;
+			one.file_size = ft->st.file_size;
+		} else if (ft->st.overlapping && !(ft->said & SAID_OVERLAP)) {
+			ft->said |= SAID_OVERLAP;
+			one.overlapping = ft->st.overlapping;
+			one.overlap_tid = ft->st.overlap_tid;
+		} else {
+			continue;
+		}
+		return trace_stats_warning(ft->path, &one, ft->h.header_size, ft->h.slab_size, 0,
+					   buf, len);
+	}
+	return -1;
+}
 
 struct follow *follow_open(const char *path, const char *dir, const struct sym_opts *sym,
 			   char *err, size_t errlen)
@@ -1154,6 +1326,7 @@ void follow_close(struct follow *f)
 		for (size_t j = 0; j < ft->ncopies; j++)
 			free(ft->copies[j]);
 		free(ft->fw_known);
+		free(ft->spans);
 		trace_close(ft->fwt);
 		if (ft->side)
 			munmap(ft->side, ft->side_cap);

@@ -38,6 +38,9 @@ struct follow_proc {
 	int exited;                 /* its exit record was read */
 	int gone;                   /* its pid is no longer on this host, without
 	                               an exit record: killed */
+	int damaged;                /* its trace is corrupt where `memtrace
+	                               report` refuses it: nothing after the
+	                               damage is fed (follow_warning) */
 	int local;                  /* on this host: its pid can be looked at */
 	uint64_t last_t;            /* run time of its last record fed */
 	const char *cmdline;        /* first word of its command line, NUL-ended */
@@ -74,6 +77,15 @@ void follow_counts(const struct follow *f, uint64_t *fed, uint64_t *late, uint64
 /* Traces of the run that the last poll could not open: no file descriptor
    left (RLIMIT_NOFILE, raised to its hard limit by follow_open). */
 int follow_missed(const struct follow *f);
+/*
+ * The next warning about the traces not given yet, each once: the damage
+ * `memtrace report` refuses a trace for (its records before it are fed,
+ * none after), and the damage the reader loads with a warning (torn
+ * records, a cut slab, slabs that repeat another), checked by the same
+ * rules (trace-read.h) as the records are read. 0 with it in buf, -1 when
+ * there is none.
+ */
+int follow_warning(struct follow *f, char *buf, size_t len);
 /* The shared memory state of the records fed so far (shm.c). */
 int follow_shm(struct follow *f, struct shm_result *out, char *err, size_t errlen);
 

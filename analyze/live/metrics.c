@@ -230,7 +230,7 @@ void lv_metrics(FILE *out, const struct lv *v, int top_k)
 		fprintf(out, "\",pid=\"%u\",command=\"", p->pid);
 		esc(out, p->command ? p->command : "");
 		fprintf(out, "\",state=\"%s\"} %d\n",
-			p->state == LV_RUNNING ? "running" : p->state == LV_EXITED ? "exited" : "killed",
+			lv_state_name(p->state),
 			p->state == LV_RUNNING);
 	}
 	head(out, "memtrace_site_live_bytes", "gauge",

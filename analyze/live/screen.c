@@ -73,7 +73,7 @@ static void spark(const struct lv_dev *d, int width)
 }
 
 void screen_draw(struct screen *sc, const struct lv *v, enum lv_sort sort, int proc, int dev,
-		 int paused)
+		 int paused, const char *warn)
 {
 	char b1[32], b2[32], b3[32], b4[32], b5[32], b6[32];
 	int rows, cols, y = 0, *order;
@@ -137,8 +137,7 @@ void screen_draw(struct screen *sc, const struct lv *v, enum lv_sort sort, int p
 		if (p->rank >= 0)
 			snprintf(rank, sizeof(rank), "%d", p->rank);
 		mvprintw(y++, 0, "%8u %4s %-7s %10s %10s %6" PRIu64 " %4" PRIu64 " %10s %10s %10s  %s",
-			 p->pid, rank, p->state == LV_RUNNING ? "running" :
-			 p->state == LV_EXITED ? "exited" : "killed",
+			 p->pid, rank, lv_state_name(p->state),
 			 rep_size(b1, sizeof(b1), p->reserved), rep_size(b2, sizeof(b2), p->peak),
 			 p->live_allocs, p->failures,
 			 p->has_rss ? rep_size(b3, sizeof(b3), p->rss) : "-",
@@ -194,6 +193,11 @@ void screen_draw(struct screen *sc, const struct lv *v, enum lv_sort sort, int p
 		mvprintw(y++, 0, "%-4s %10s %8" PRIu64 " %11s  %.*s", s->dev >= 0 ? b3 : "host",
 			 rep_size(b1, sizeof(b1), s->live), s->count, b2, cols > 40 ? cols - 40 : 0,
 			 s->name);
+	}
+	if (warn && rows > 2) {
+		attron(A_BOLD);
+		mvprintw(rows - 2, 0, "warning: %.*s", cols > 9 ? cols - 9 : 0, warn);
+		attroff(A_BOLD);
 	}
 	mvprintw(rows - 1, 0, "s sort  p process  d device  m mark  space pause  q quit");
 	refresh();

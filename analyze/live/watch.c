@@ -261,7 +261,39 @@ struct state {
 	size_t blen;
 	enum lv_sort sort;
 	int proc, dev, paused, quit;
+	/* warnings about the traces (follow_warning), each said once: on
+	   stderr, or with a screen the last on it and all on stderr once it
+	   is closed */
+	char warn[8][600];
+	int nwarn, more_warn;
 };
+
+/* Says the warnings the last poll found. */
+static void say_warnings(struct state *st)
+{
+	char w[600];
+
+	while (follow_warning(st->f, w, sizeof(w)) == 0) {
+		if (!st->sc) {
+			fprintf(stderr, "memtrace: warning: %s\n", w);
+			continue;
+		}
+		if (st->nwarn < 8)
+			memcpy(st->warn[st->nwarn++], w, sizeof(w));
+		else
+			st->more_warn++;
+	}
+}
+
+/* The warnings kept while the screen was up, once it is closed. */
+static void say_kept_warnings(struct state *st)
+{
+	for (int i = 0; i < st->nwarn; i++)
+		fprintf(stderr, "memtrace: warning: %s\n", st->warn[i]);
+	if (st->more_warn)
+		fprintf(stderr, "memtrace: warning: and %d more\n", st->more_warn);
+	st->nwarn = st->more_warn = 0;
+}
 
 static int frame(struct state *st, char *err, size_t errlen)
 {
@@ -407,7 +439,7 @@ static void say_missed(int n, int *said)
 int watch_run(const struct watch_opts *o, char *err, size_t errlen)
 {
 	int missed_said = 0, missed_max = 0;
-	struct state st = { o, NULL, NULL, NULL, NULL, 0, LV_SORT_BYTES, -1, -1, 0, 0 };
+	struct state st = { .o = o, .sort = LV_SORT_BYTES, .proc = -1, .dev = -1 };
 	struct conn *conns[MAX_CONN] = { 0 };
 	int lfd = -1, rc = -1, stopped = 0, port = 0;
 	int interval = o->interval_ms > 0 ? o->interval_ms : 1000;
@@ -425,6 +457,7 @@ int watch_run(const struct watch_opts *o, char *err, size_t errlen)
 		if (follow_poll(st.f, 1, err, errlen) < 0 || follow_poll(st.f, 1, err, errlen) < 0 ||
 		    frame(&st, err, errlen))
 			goto out;
+		say_warnings(&st);
 		if (o->json)
 			lv_json(stdout, st.v);
 		else
@@ -458,6 +491,7 @@ int watch_run(const struct watch_opts *o, char *err, size_t errlen)
 					   (stopped && follow_poll(st.f, 1, err, errlen) < 0)))
 				goto out;
 			next_poll = now + (interval < POLL_MS ? interval : POLL_MS);
+			say_warnings(&st);
 			if (follow_missed(st.f) > missed_max)
 				missed_max = follow_missed(st.f);
 			if (!st.sc)
@@ -469,7 +503,8 @@ int watch_run(const struct watch_opts *o, char *err, size_t errlen)
 			if (!st.paused && frame(&st, err, errlen))
 				goto out;
 			if (st.sc)
-				screen_draw(st.sc, st.v, st.sort, st.proc, st.dev, st.paused);
+				screen_draw(st.sc, st.v, st.sort, st.proc, st.dev, st.paused,
+					    st.nwarn ? st.warn[st.nwarn - 1] : NULL);
 			else if (o->screen) {
 				lv_text(stdout, st.v, o->bytes, o->max_sites);
 				fputc('\n', stdout);
@@ -516,7 +551,8 @@ int watch_run(const struct watch_opts *o, char *err, size_t errlen)
 				on_key(&st, key);
 			if (!st.paused)
 				(void)lv_update(st.v, st.f, st.sort, st.proc, st.dev);
-			screen_draw(st.sc, st.v, st.sort, st.proc, st.dev, st.paused);
+			screen_draw(st.sc, st.v, st.sort, st.proc, st.dev, st.paused,
+				    st.nwarn ? st.warn[st.nwarn - 1] : NULL);
 		}
 		if (lfd >= 0 && (pf[0].revents & POLLIN))
 			take_conns(lfd, conns);
@@ -526,6 +562,7 @@ int watch_run(const struct watch_opts *o, char *err, size_t errlen)
 		screen_close(st.sc);
 		st.sc = NULL;
 	}
+	say_kept_warnings(&st);
 	say_missed(missed_max, &missed_said);
 	if (st.quit && !follow_done(st.f)) {
 		if (st.sc)
@@ -540,6 +577,7 @@ int watch_run(const struct watch_opts *o, char *err, size_t errlen)
 out:
 	if (st.sc)
 		screen_close(st.sc);
+	say_kept_warnings(&st);
 	for (int i = 0; i < MAX_CONN; i++)
 		if (conns[i])
 			conn_close(&conns[i]);

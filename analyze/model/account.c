@@ -31,6 +31,8 @@
 
 #include "model/analysis.h"
 #include "model/framework.h"
+#include "model/nvtxmem.h"
+#include "model/categories.h"
 #include "model/ranges.h"
 #include "model/live.h"
 #include "model/metrics.h"
@@ -737,6 +739,7 @@ static int do_event(struct ctx *c)
 					 pd >= 0 ? &a->devs[pd] : NULL))
 				return -1;
 			frag_oom_failed(a, r->proc, r->rec.tid, e->h.b, e->bytes, e->result, r->t);
+			nvmem_failure(a, r->proc, r->t);
 		}
 		return sink_rec(c, 0, is_free ? 0 : e->bytes, e->h.b);
 	}
@@ -775,6 +778,10 @@ static int do_record(struct ctx *c)
 		break;
 	case MT_REC_RANGE: case MT_REC_STRING:     /* ranges.h */
 		if (!PRIV(a)->replay && ranges_record(a, r))
+			return -1;
+		break;
+	case MT_REC_NVTX_MEM:                       /* nvtxmem.h */
+		if (!PRIV(a)->replay && nvmem_record(a, r))
 			return -1;
 		break;
 	case MT_REC_MEMINFO: {
@@ -1336,7 +1343,7 @@ struct analysis *analysis_run(struct stream *s, struct an_sink *sink, an_caching
 	if (p->oom)
 		goto nomem;
 	proc_ends(a);
-	if (fw_end(a) || ranges_end(a) || replay_to_peaks(a))
+	if (fw_end(a) || ranges_end(a) || cat_end(a) || nvmem_end(a) || replay_to_peaks(a))
 		goto nomem;
 	return a;
 nomem:
@@ -1377,5 +1384,6 @@ void analysis_free(struct analysis *a)
 	free(a->oomsigs);
 	fw_free(a->fw);
 	ranges_free(a->ranges);
+	nvmem_free(a->nvmem);
 	free(a);
 }

@@ -206,6 +206,8 @@ struct analysis {
 	                               (NULL: the run has no FW_EVENT record) */
 	struct rg_model *ranges;    /* ranges.h: the program's units of time
 	                               (NULL: the run has no range record) */
+	struct nm_model *nvmem;     /* nvtxmem.h: pools announced by NVTX
+	                               (NULL: the run has no NVTX_MEM record) */
 	/* private to account.c */
 	void *priv;
 };

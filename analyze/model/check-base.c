@@ -214,6 +214,32 @@ static int fw_figure(json_object *root, const struct chk_rule *rule, int dev, lo
 	}
 }
 
+/* A category at the peak of allocated: ranges.framework_peaks' entry of
+   pid, else the highest one (as check.c's category_figure). */
+static int category_figure(json_object *root, const struct chk_rule *rule, long pid, uint64_t *v)
+{
+	static const char *const keys[] = {
+		[CHK_PARAMETERS_PEAK] = "parameters", [CHK_GRADIENTS_PEAK] = "gradients",
+		[CHK_OPTIMIZER_STATE_PEAK] = "optimizer_state", [CHK_ACTIVATIONS_PEAK] = "activations",
+		[CHK_TEMPORARIES_PEAK] = "temporaries",
+	};
+	json_object *pk = key(key(root, "ranges"), "framework_peaks"), *best = NULL;
+	uint64_t n, bn = 0, p;
+
+	if (rule->scope == CHK_DEV)
+		return 0;
+	for (int i = 0; i < len(pk); i++) {
+		if (!num(at(pk, i), "allocated_bytes", &n) ||
+		    (pid >= 0 && (!num(at(pk, i), "pid", &p) || (long)p != pid)))
+			continue;
+		if (!best || n > bn) {
+			best = at(pk, i);
+			bn = n;
+		}
+	}
+	return best && num(key(best, "categories"), keys[rule->metric], v);
+}
+
 int check_jbase_figure(const struct chk_jbase *b, const struct chk_rule *rule, int dev,
 		       uint64_t *v)
 {
@@ -222,6 +248,10 @@ int check_jbase_figure(const struct chk_jbase *b, const struct chk_rule *rule, i
 	uint64_t n;
 
 	*v = 0;
+	/* the program's units: the report's JSON lists 1000 instances at
+	   most, so it may not hold one; a trace as the baseline does */
+	if (rule->scope >= CHK_RANGE)
+		return 0;
 	if (rule->scope == CHK_DEV && !(d = find(devs, "device", rule->scope_n)))
 		return 0;
 	if (rule->scope == CHK_PID || rule->scope == CHK_RANK) {
@@ -280,6 +310,12 @@ int check_jbase_figure(const struct chk_jbase *b, const struct chk_rule *rule, i
 		return fw_figure(root, rule, dev, pid, v);
 	case CHK_DRAIN_SHARE:       /* never relative */
 		return 0;
+	case CHK_PARAMETERS_PEAK:
+	case CHK_GRADIENTS_PEAK:
+	case CHK_OPTIMIZER_STATE_PEAK:
+	case CHK_ACTIVATIONS_PEAK:
+	case CHK_TEMPORARIES_PEAK:
+		return category_figure(root, rule, pid, v);
 	case CHK_FAILURES:
 		if (!num(root, "failures_total", &n))
 			return 0;
@@ -306,6 +342,9 @@ int check_jbase_figure(const struct chk_jbase *b, const struct chk_rule *rule, i
 			return num(sp, "present_bytes", v);
 		}
 		return num(key(root, "shm"), "present_bytes", v);
+	case CHK_GROWTH_PER_STEP:       /* no baseline (check_rule_add) */
+	case CHK_FIRST_STEP_EXCESS:
+	case CHK_LEAKED:                /* a unit scope's only (above) */
 	case CHK_NMETRICS:
 		break;
 	}

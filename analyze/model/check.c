@@ -9,6 +9,9 @@
  * exit; the failed allocations; the out-of-memory retries; the /dev/shm
  * bytes still present at the end. The rules that are per device (allocated
  * peak, untraced) give one result per device when no scope is written.
+ * The program's units (a range, a step, a span of steps, pytest tests) and
+ * the steps' figures are check-units.c's, from the ranges model; here they
+ * are parsed and refused where a figure has no such scope (unit_rule).
  *
  * Suppressions take the bytes of the matching stacks (struct an_site, what
  * each process's stack left live at exit) out of live_at_exit; a stack is
@@ -35,13 +38,16 @@
 
 #include "model/check.h"
 #include "model/framework.h"
+#include "model/ranges.h"
 #include "trace/trace-read.h"
 
 static const char *const metric_names[CHK_NMETRICS] = {
 	"peak", "allocated_peak", "live_at_exit", "failures", "oom_retries", "untraced",
-	"shm_left", "tensor_peak_allocated", "requested_peak", "tensor_live_at_exit", "ooms",
+	"shm_left", "growth_per_step", "first_step_excess", "leaked", "tensor_peak_allocated",
+	"requested_peak", "tensor_live_at_exit", "ooms",
 	"oom_fragmentation", "oom_other_stream", "oom_device_full", "oom_outside",
-	"drain_share",
+	"drain_share", "parameters_peak", "gradients_peak", "optimizer_state_peak",
+	"activations_peak", "temporaries_peak",
 };
 /* other names of the same figures */
 static const char *const metric_alt[CHK_NMETRICS] = {
@@ -50,11 +56,16 @@ static const char *const metric_alt[CHK_NMETRICS] = {
 static const char *const metric_words[CHK_NMETRICS] = {
 	"peak reserved", "allocated at the peak", "live at exit", "failed allocations",
 	"out-of-memory retries", "untraced at the peak", "left in /dev/shm",
+	"growth of reserved per step", "first step's peak over the others' median",
+	"leaked (held more at its end than at its start)",
 	"PyTorch's peak allocated", "PyTorch's peak requested", "tensors left at exit",
 	"PyTorch out-of-memory errors", "out-of-memory errors from fragmentation",
 	"out-of-memory errors from cache held by another stream",
 	"out-of-memory errors with the device full of tensors",
 	"out-of-memory errors from memory outside PyTorch", "drains",
+	"parameters at the peak of allocated", "gradients at the peak of allocated",
+	"optimizer state at the peak of allocated", "activations at the peak of allocated",
+	"temporaries at the peak of allocated",
 };
 /* the verdict of each CHK_OOM_* rule (0: any) */
 static int metric_verdict(enum chk_metric m)
@@ -275,21 +286,94 @@ static void unknown_figure(const char *w, size_t n, const struct chk_syntax *sx,
 		snprintf(err + used, errlen - used, ")");
 }
 
-/* A scope after its '[': "dev0", "dev:0", "pid:42", "rank:1", then ']'. */
+/* A unit scope's name after "range:" or "test:": up to the ']' that
+   closes the scope, brackets inside kept ("test_a.py::test_b[1]"). */
+static int scope_name(const char **pp, struct chk_expr *e, char *err, size_t errlen)
+{
+	const char *p = skip_ws(*pp), *s = p, *end;
+	int depth = 1;
+
+	for (; *p; p++)
+		if (*p == '[')
+			depth++;
+		else if (*p == ']' && !--depth)
+			break;
+	if (!*p) {
+		seterr(err, errlen, "the scope has no closing ']'");
+		return -1;
+	}
+	for (end = p; end > s && isspace((unsigned char)end[-1]);)
+		end--;
+	if (end == s) {
+		seterr(err, errlen, "an empty name in the scope");
+		return -1;
+	}
+	e->scope_name = s;
+	e->scope_len = (size_t)(end - s);
+	*pp = p + 1;
+	return 0;
+}
+
+/* A step number of [step:N] or [step:A-B]. */
+static int step_no(const char **pp, uint32_t *n)
+{
+	const char *p = skip_ws(*pp);
+	char *end;
+	unsigned long v;
+
+	if (!isdigit((unsigned char)*p))
+		return -1;
+	errno = 0;
+	v = strtoul(p, &end, 10);
+	if (errno || v > UINT32_MAX)
+		return -1;
+	*n = (uint32_t)v;
+	*pp = skip_ws(end);
+	return 0;
+}
+
+/* A scope after its '[': "dev0", "dev:0", "pid:42", "rank:1"; the
+   program's units: "range:NAME" (or "phase:NAME"), "step:N", "step:A-B",
+   "test:GLOB"; then ']'. */
 static int parse_scope(const char **pp, struct chk_expr *e, char *err, size_t errlen)
 {
-	static const char *const kw[] = { "dev", "pid", "rank" };
-	static const enum chk_scope ks[] = { CHK_DEV, CHK_PID, CHK_RANK };
+	static const char *const kw[] = { "dev", "pid", "rank", "range:", "phase:", "step:",
+					  "test:" };
+	static const enum chk_scope ks[] = { CHK_DEV, CHK_PID, CHK_RANK, CHK_RANGE, CHK_RANGE,
+					     CHK_STEP, CHK_TEST };
 	const char *p = skip_ws(*pp);
 	char *end;
 	int k;
 
-	for (k = 0; k < 3; k++)
+	for (k = 0; k < 7; k++)
 		if (!strncmp(p, kw[k], strlen(kw[k])))
 			break;
-	if (k == 3)
+	if (k == 7)
 		goto bad;
 	p = skip_ws(p + strlen(kw[k]));
+	e->scope = ks[k];
+	if (e->scope == CHK_RANGE || e->scope == CHK_TEST) {
+		if (scope_name(&p, e, err, errlen))
+			return -1;
+		*pp = p;
+		return 0;
+	}
+	if (e->scope == CHK_STEP) {
+		if (step_no(&p, &e->step_from))
+			goto bad_step;
+		e->step_to = e->step_from;
+		if (*p == '-' && (p++, step_no(&p, &e->step_to)))
+			goto bad_step;
+		if (*p != ']')
+			goto bad_step;
+		if (e->step_to < e->step_from) {
+			seterr(err, errlen, "the steps %" PRIu32 "-%" PRIu32 " run backwards",
+			       e->step_from, e->step_to);
+			return -1;
+		}
+		*pp = p + 1;
+		return 0;
+	}
 	if (*p == ':')
 		p = skip_ws(p + 1);
 	if (!isdigit((unsigned char)*p))
@@ -303,11 +387,14 @@ static int parse_scope(const char **pp, struct chk_expr *e, char *err, size_t er
 	p = skip_ws(end);
 	if (*p != ']')
 		goto bad;
-	e->scope = ks[k];
 	*pp = p + 1;
 	return 0;
+bad_step:
+	seterr(err, errlen, "expected a step number or two, [step:N] or [step:A-B] (below 2^32)");
+	return -1;
 bad:
-	seterr(err, errlen, "expected a scope [devN], [pid:N] or [rank:N] after the figure");
+	seterr(err, errlen, "expected a scope [devN], [pid:N], [rank:N], [range:NAME], [step:N], "
+	       "[step:A-B] or [test:GLOB] after the figure");
 	return -1;
 }
 
@@ -405,6 +492,43 @@ int check_is_rule(const char *text)
 	return 0;
 }
 
+/*
+ * The figures of the program's units (docs/check.md): a range, step or
+ * test scope takes peak, tensor_peak_allocated and leaked, a span of steps
+ * (or none) growth_per_step and first_step_excess; leaked needs a unit
+ * scope. The steps' figures are signed: no baseline.
+ */
+static int unit_rule(const struct chk_rule *r, const struct chk_expr *e, const char *text,
+		     char *err, size_t errlen)
+{
+	int steps = r->metric == CHK_GROWTH_PER_STEP || r->metric == CHK_FIRST_STEP_EXCESS;
+
+	if (steps && e->relative) {
+		seterr(err, errlen, "bad rule '%s': %s is signed: no baseline", text,
+		       metric_names[r->metric]);
+		return -1;
+	}
+	if (steps && r->scope != CHK_ALL && (r->scope != CHK_STEP ||
+					     r->step_from == r->step_to)) {
+		seterr(err, errlen, "bad rule '%s': %s is of the run's steps or of a span of "
+		       "them ([step:A-B])", text, metric_names[r->metric]);
+		return -1;
+	}
+	if (r->metric == CHK_LEAKED && r->scope < CHK_RANGE) {
+		seterr(err, errlen, "bad rule '%s': leaked is of a range, a step or a test: "
+		       "[range:NAME], [step:N], [test:GLOB]", text);
+		return -1;
+	}
+	if (r->scope >= CHK_RANGE && !steps && r->metric != CHK_PEAK &&
+	    r->metric != CHK_TENSOR_PEAK_ALLOCATED && r->metric != CHK_LEAKED) {
+		seterr(err, errlen, "bad rule '%s': a range, step or test has peak, "
+		       "tensor_peak_allocated and leaked (and steps growth_per_step, "
+		       "first_step_excess), not %s", text, metric_names[r->metric]);
+		return -1;
+	}
+	return 0;
+}
+
 int check_rule_add(struct chk_rules *rs, const char *text, char *err, size_t errlen)
 {
 	struct chk_rule r, *grown;
@@ -420,6 +544,8 @@ int check_rule_add(struct chk_rules *rs, const char *text, char *err, size_t err
 	r.metric = (enum chk_metric)e.fig;
 	r.scope = e.scope;
 	r.scope_n = e.scope_n;
+	r.step_from = e.step_from;
+	r.step_to = e.step_to;
 	r.op = e.op;
 	r.relative = e.relative;
 	if (r.metric == CHK_DRAIN_SHARE && (e.relative || !e.pct)) {
@@ -432,6 +558,8 @@ int check_rule_add(struct chk_rules *rs, const char *text, char *err, size_t err
 		       text);
 		return -1;
 	}
+	if (unit_rule(&r, &e, text, err, errlen))
+		return -1;
 	if (r.metric == CHK_DRAIN_SHARE) {
 		r.share = e.value / 100.0;
 	} else if (e.relative) {
@@ -444,13 +572,22 @@ int check_rule_add(struct chk_rules *rs, const char *text, char *err, size_t err
 	} else {
 		r.limit = e.bytes;
 	}
-	if (r.scope != CHK_ALL)
+	if (r.scope == CHK_STEP && r.step_from == r.step_to)
+		snprintf(scope, sizeof(scope), "[step:%" PRIu32 "]", r.step_from);
+	else if (r.scope == CHK_STEP)
+		snprintf(scope, sizeof(scope), "[step:%" PRIu32 "-%" PRIu32 "]", r.step_from,
+			 r.step_to);
+	else if (r.scope != CHK_ALL && r.scope < CHK_RANGE)
 		snprintf(scope, sizeof(scope), r.scope == CHK_DEV ? "[dev%ld]" : r.scope == CHK_PID ?
 			 "[pid:%ld]" : "[rank:%ld]", r.scope_n);
 	/* the value as written, after the operator */
 	for (vlen = strlen(e.value_text); vlen && isspace((unsigned char)e.value_text[vlen - 1]);)
 		vlen--;
-	if (asprintf(&r.text, "%s%s %s %.*s", metric_names[r.metric], scope, op_names[r.op],
+	if (e.scope_name && !(r.scope_name = strndup(e.scope_name, e.scope_len)))
+		goto nomem;
+	if (asprintf(&r.text, "%s%s%s%s%s %s %.*s", metric_names[r.metric], scope,
+		     r.scope_name ? r.scope == CHK_TEST ? "[test:" : "[range:" : "",
+		     r.scope_name ? r.scope_name : "", r.scope_name ? "]" : "", op_names[r.op],
 		     (int)vlen, e.value_text) < 0) {
 		r.text = NULL;
 		goto nomem;
@@ -462,6 +599,7 @@ int check_rule_add(struct chk_rules *rs, const char *text, char *err, size_t err
 	return 0;
 nomem:
 	free(r.text);
+	free(r.scope_name);
 	seterr(err, errlen, "out of memory");
 	return -1;
 }
@@ -711,8 +849,10 @@ int check_rules_load(struct chk_rules *rs, const char *path, char *err, size_t e
 
 void check_rules_free(struct chk_rules *rs)
 {
-	for (int i = 0; i < rs->n; i++)
+	for (int i = 0; i < rs->n; i++) {
 		free(rs->r[i].text);
+		free(rs->r[i].scope_name);
+	}
 	for (int i = 0; i < rs->ns; i++)
 		free(rs->s[i].text);
 	free(rs->r);
@@ -810,10 +950,9 @@ static int cmp_share(double v, enum chk_op op, double lim)
 	return holds((v > lim) - (v < lim), op);
 }
 
-static struct chk_result *add_result(struct eval *e, const struct chk_rule *rule, int dev,
-				     int proc)
+struct chk_result *check_result_add(struct chk_outcome *o, const struct chk_rule *rule, int dev,
+				    int proc)
 {
-	struct chk_outcome *o = e->out;
 	struct chk_result *grown = realloc(o->v, ((size_t)o->n + 1) * sizeof(*o->v)), *x;
 
 	if (!grown)
@@ -826,6 +965,12 @@ static struct chk_result *add_result(struct eval *e, const struct chk_rule *rule
 	x->proc = proc;
 	x->what = metric_words[rule->metric];
 	return x;
+}
+
+static struct chk_result *add_result(struct eval *e, const struct chk_rule *rule, int dev,
+				     int proc)
+{
+	return check_result_add(e->out, rule, dev, proc);
 }
 
 /* The top site at a device's peak. */
@@ -889,7 +1034,7 @@ static void live_at_exit(struct eval *e, int dev, int proc, uint64_t left, struc
 /* --- the framework's figures (model/framework.h) ----------------------- */
 
 /* Why a run has no framework figure: no framework record at all. */
-static void no_framework(const struct report *r, struct chk_result *x)
+void check_no_framework(const struct report *r, struct chk_result *x)
 {
 	size_t n;
 
@@ -939,6 +1084,34 @@ static uint64_t tensor_leaks(const struct fw_model *m, int dev, int proc, struct
 	return n;
 }
 
+/* parameters_peak ... temporaries_peak: the bytes of the category at the
+   peak of allocated (summed over the process's devices) of process pi,
+   else of the process with the highest one. */
+static void category_figure(const struct analysis *a, const struct chk_rule *rule, long dev,
+			    int pi, struct chk_result *x)
+{
+	const struct rg_model *rm = a->ranges;
+	int best = -1;
+
+	if (dev >= 0) {
+		snprintf(x->missing, sizeof(x->missing), "the categories are per process, over its "
+			 "devices: [pid:N], [rank:N] or no scope");
+		return;
+	}
+	for (int i = 0; rm && rm->peaks && i < rm->nprocs; i++)
+		if (rm->peaks[i].has_fw && rm->peaks[i].fw_split.has && (pi < 0 || i == pi) &&
+		    (best < 0 || rm->peaks[i].fw > rm->peaks[best].fw))
+			best = i;
+	if (best < 0)
+		snprintf(x->missing, sizeof(x->missing), "no peak of PyTorch's allocated inside the "
+			 "program's ranges (the categories need memtrace's PyTorch hooks: docs/units.md)");
+	else if (!rm->cats.notes)
+		snprintf(x->missing, sizeof(x->missing), "the run has no categories note "
+			 "(docs/units.md)");
+	else
+		x->value = rm->peaks[best].fw_split.bytes[rule->metric - CHK_PARAMETERS_PEAK];
+}
+
 /* The framework's figures of rule on the run, the process pi (-1: none),
    appended to e->out as figures() does. */
 static int fw_figures(struct eval *e, const struct chk_rule *rule, int pi)
@@ -953,7 +1126,7 @@ static int fw_figures(struct eval *e, const struct chk_rule *rule, int pi)
 	if (!m) {
 		if (!(x = add_result(e, rule, (int)dev, pi)))
 			return -1;
-		no_framework(r, x);
+		check_no_framework(r, x);
 		return 0;
 	}
 	for (int i = 0; i < m->ndevs; i++)
@@ -1055,6 +1228,16 @@ static int fw_figures(struct eval *e, const struct chk_rule *rule, int pi)
 		x->value = m->drains;
 		x->site_bytes = m->drain_ns;
 		break;
+	case CHK_PARAMETERS_PEAK:
+	case CHK_GRADIENTS_PEAK:
+	case CHK_OPTIMIZER_STATE_PEAK:
+	case CHK_ACTIVATIONS_PEAK:
+	case CHK_TEMPORARIES_PEAK:
+		n = 1;
+		if (!(x = add_result(e, rule, -1, pi)))
+			return -1;
+		category_figure(a, rule, dev, pi, x);
+		break;
 	default:
 		return 0;
 	}
@@ -1096,6 +1279,9 @@ static int figures(struct eval *e, const struct chk_rule *rule)
 	int di = -1, pi = -1;
 	struct chk_result *x;
 
+	if (rule->scope >= CHK_RANGE || rule->metric == CHK_GROWTH_PER_STEP ||
+	    rule->metric == CHK_FIRST_STEP_EXCESS)
+		return check_unit_figures(r, rule, e->out);
 	if (rule->metric >= CHK_FW_FIRST) {
 		if ((rule->scope == CHK_PID || rule->scope == CHK_RANK) &&
 		    (pi = proc_of(a, rule->scope, rule->scope_n)) < 0) {
@@ -1272,7 +1458,9 @@ static int baseline_of(struct eval *be, const struct chk_rule *rule, const struc
 	for (int i = from; i < be->out->n; i++) {
 		const struct chk_result *b = &be->out->v[i];
 
-		if (!b->missing[0] && (b->dev == x->dev || b->dev < 0 || x->dev < 0)) {
+		/* a test's: the baseline's test of the same nodeid */
+		if (!b->missing[0] && (b->dev == x->dev || b->dev < 0 || x->dev < 0) &&
+		    (rule->scope != CHK_TEST || !strcmp(b->in->name, x->in->name))) {
 			*v = b->value;
 			return 1;
 		}
@@ -1382,6 +1570,12 @@ int check_eval_with(struct chk_rules *rs, const struct report *r, const struct r
 				x->pass = 0;
 			} else if (x->is_share) {
 				x->pass = cmp_share(x->share, rule->op, x->share_limit);
+			} else if (x->is_signed) {
+				/* a limit past INT64_MAX is above every figure */
+				x->limit = rule->limit;
+				x->pass = holds(rule->limit > INT64_MAX ? -1 :
+						(x->svalue > (int64_t)rule->limit) -
+						(x->svalue < (int64_t)rule->limit), rule->op);
 			} else if (rule->relative) {
 				uint64_t b = 0;
 				double lim;

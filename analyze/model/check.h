@@ -1,6 +1,8 @@
 /*
  * check.h - `memtrace check`: rules over the figures of a run (peak,
  * allocated_peak, live_at_exit, failures, oom_retries, untraced, shm_left;
+ * the steps': growth_per_step, first_step_excess (signed bytes); of a
+ * range, a step or a test: leaked;
  * and PyTorch's: tensor_peak_allocated, requested_peak,
  * tensor_live_at_exit, ooms and their verdicts, drain_share), suppressions
  * of memory kept on purpose until exit, and their evaluation.
@@ -9,8 +11,11 @@
  * its framework layer, as docs/analysis.md defines them); nothing is
  * recomputed here, except that live_at_exit leaves out what suppressions
  * hide and, as the report's leak candidates do, what a caching allocator
- * held at exit (its cache). docs/check.md is the
- * user's side: syntax, scopes, output, exit status.
+ * held at exit (its cache). The program's own units (model/ranges.h) are
+ * scopes too: [range:NAME], [step:N], [step:A-B], [test:GLOB]; their
+ * figures are the ranges model's instances' (peak, tensor_peak_allocated,
+ * leaked; of steps also growth_per_step and first_step_excess).
+ * docs/check.md is the user's side: syntax, scopes, output, exit status.
  *
  * Functions return 0 / -1 (NULL) with a message in err; they never print.
  */
@@ -21,9 +26,16 @@
 
 #include "model/report.h"
 
+struct rg_inst;
+
 enum chk_metric {
 	CHK_PEAK, CHK_ALLOCATED_PEAK, CHK_LIVE_AT_EXIT, CHK_FAILURES, CHK_OOM_RETRIES,
 	CHK_UNTRACED, CHK_SHM_LEFT,
+	/* the program's steps (model/ranges.h), signed bytes, the run's only */
+	CHK_GROWTH_PER_STEP,        /* reserved at a step's end, per step */
+	CHK_FIRST_STEP_EXCESS,      /* first step's peak - the others' median */
+	CHK_LEAKED,                 /* of an instance: held more at its end than
+	                               at its start (the report's tests' leaked) */
 	/* the framework's (PyTorch's caching allocator, model/framework.h) */
 	CHK_TENSOR_PEAK_ALLOCATED,  /* allocated_bytes at its peak, per device */
 	CHK_REQUESTED_PEAK,         /* requested_bytes at its peak, per device */
@@ -34,10 +46,18 @@ enum chk_metric {
 	CHK_OOM_FULL,
 	CHK_OOM_OUTSIDE,
 	CHK_DRAIN_SHARE,            /* the drains' time over the run's duration */
+	/* categories at the process's peak of allocated (model/categories.h),
+	   in the order of enum cat */
+	CHK_PARAMETERS_PEAK,
+	CHK_GRADIENTS_PEAK,
+	CHK_OPTIMIZER_STATE_PEAK,
+	CHK_ACTIVATIONS_PEAK,
+	CHK_TEMPORARIES_PEAK,
 	CHK_NMETRICS
 };
 #define CHK_FW_FIRST CHK_TENSOR_PEAK_ALLOCATED
-enum chk_scope { CHK_ALL, CHK_DEV, CHK_PID, CHK_RANK };
+/* CHK_RANGE and after: the program's units (model/ranges.h) */
+enum chk_scope { CHK_ALL, CHK_DEV, CHK_PID, CHK_RANK, CHK_RANGE, CHK_STEP, CHK_TEST };
 enum chk_op { CHK_LE, CHK_LT, CHK_GE, CHK_GT, CHK_EQ, CHK_NE };
 
 struct chk_rule {
@@ -45,6 +65,8 @@ struct chk_rule {
 	enum chk_metric metric;
 	enum chk_scope scope;
 	long scope_n;               /* device index, pid or rank */
+	char *scope_name;           /* [range:NAME], [test:GLOB]: NAME, GLOB */
+	uint32_t step_from, step_to;        /* [step:A-B] (A-A for [step:A]) */
 	enum chk_op op;
 	int relative;               /* limit = baseline's figure + add + pct */
 	uint64_t limit;             /* absolute limit (bytes or a count) */
@@ -68,7 +90,9 @@ struct chk_syntax {
 	const char *const *names;   /* the figures */
 	const char *const *alt;     /* other names of the same figures, or NULL */
 	int nnames;
-	int scopes;                 /* [devN], [dev:N], [pid:N], [rank:N] taken */
+	int scopes;                 /* [devN], [dev:N], [pid:N], [rank:N] and the
+	                               units' [range:NAME] ([phase:NAME]),
+	                               [step:N], [step:A-B], [test:GLOB] taken */
 	unsigned ops;               /* the operators taken: 1u << enum chk_op */
 	int baseline;               /* "baseline [+|- N[%|unit]]" taken */
 	int pct;                    /* a plain "N%" taken */
@@ -77,6 +101,9 @@ struct chk_expr {
 	int fig;                    /* index in names */
 	enum chk_scope scope;
 	long scope_n;
+	const char *scope_name;     /* [range:NAME], [test:GLOB]: in text */
+	size_t scope_len;
+	uint32_t step_from, step_to;
 	enum chk_op op;
 	int relative;               /* baseline ... */
 	int neg;                    /* baseline - ... */
@@ -140,6 +167,13 @@ struct chk_result {
 	   largest first (fws is leaks[0]) */
 	struct { const struct fw_site *s; uint64_t bytes, count; } leaks[CHK_LEAKS];
 	int nleaks;
+	/* a signed figure (the steps'): svalue, held to the limit as a signed
+	   number; value is unused */
+	int is_signed;
+	int64_t svalue;
+	/* a unit scope's: the instance the figure is of (the test, or the one
+	   with the highest figure), NULL none */
+	const struct rg_inst *in;
 	const char *what;           /* the figure in words: "peak reserved" */
 	char missing[512];          /* not "": the figure does not exist (why) */
 };
@@ -192,6 +226,30 @@ int check_jbase_figure(const struct chk_jbase *b, const struct chk_rule *rule, i
 		       uint64_t *v);
 
 const char *check_op_name(enum chk_op op);
+
+/* check.c's, for check-units.c: a new result of rule (its words set) at
+   the end of o, NULL when out of memory; why a run has no framework
+   figure, into x->missing. */
+struct chk_result *check_result_add(struct chk_outcome *o, const struct chk_rule *rule, int dev,
+				    int proc);
+void check_no_framework(const struct report *r, struct chk_result *x);
+/* check-units.c: the figures of a rule with a unit scope ([range:],
+   [step:], [test:]) or of the steps (growth_per_step, first_step_excess),
+   appended to o; -1 when out of memory. */
+int check_unit_figures(const struct report *r, const struct chk_rule *rule,
+		       struct chk_outcome *o);
+/* An instance of a result (x->in), for the views: its name with its
+   domain ("io:load", "test_a.py::test_b"), the number of the step it
+   was in (its own for a step; -1 none), whether it is a pytest test, one
+   of the run's steps. */
+const char *check_unit_name(char *buf, size_t len, const struct report *r,
+			    const struct rg_inst *in);
+int64_t check_unit_step(const struct report *r, const struct rg_inst *in);
+int check_unit_is_test(const struct rg_inst *in);
+int check_unit_is_step(const struct report *r, const struct rg_inst *in);
+/* The run's pytest tests in their order: the next from *i (0 first), NULL
+   after the last. */
+const struct rg_inst *check_unit_next_test(const struct report *r, uint32_t *i);
 
 /* views/check-*.c */
 int check_text(const struct chk_rules *rs, const struct chk_outcome *o, const struct report *r,

@@ -9,6 +9,7 @@
 
 #include "model/diff.h"
 #include "model/framework.h"
+#include "model/ranges.h"
 #include "trace/trace-read.h"
 
 static const char *const fig_names[DF_NFIGS] = {
@@ -26,6 +27,8 @@ static const char *const fig_names[DF_NFIGS] = {
 	[DF_FW_CACHED] = "cached_bytes_at_peak_allocated",
 	[DF_FW_LEFT_AT_EXIT] = "tensor_left_at_exit_bytes",
 	[DF_FW_OOMS] = "ooms",
+	[DF_STEP_PEAK] = "step_peak_reserved_bytes",
+	[DF_GROWTH_PER_STEP] = "growth_per_step_bytes",
 };
 
 static const char *const fig_words[DF_NFIGS] = {
@@ -43,6 +46,8 @@ static const char *const fig_words[DF_NFIGS] = {
 	[DF_FW_CACHED] = "framework_cached",
 	[DF_FW_LEFT_AT_EXIT] = "tensor_live_at_exit",
 	[DF_FW_OOMS] = "ooms",
+	[DF_STEP_PEAK] = "step_peak",
+	[DF_GROWTH_PER_STEP] = "growth_per_step",
 };
 
 const char *diff_figure_name(enum diff_figure f)
@@ -167,7 +172,7 @@ static void figures(struct diff_fig *f, const struct analysis *a, int di, int af
 	for (int i = 0; i < DF_FW_FIRST; i++)
 		known[i] = 1;
 	for (int i = DF_FW_FIRST; i < DF_NFIGS; i++)
-		known[i] = 0;
+		known[i] = 0;   /* the framework's, the steps': not a device's */
 	v[DF_PEAK_RESERVED] = (int64_t)d->peak.reserved;
 	v[DF_PEAK_ALLOCATED] = (int64_t)d->peak.allocated;
 	v[DF_CACHED] = (int64_t)(d->peak.reserved - d->peak.allocated);
@@ -482,7 +487,7 @@ static void fw_figures(struct diff_fig *f, const struct analysis *a, int fi, int
 	}
 	for (uint32_t i = 0; i < m->nooms; i++)
 		v[DF_FW_OOMS] += m->ooms[i].dev == d->dev && (d->proc < 0 || m->ooms[i].proc == d->proc);
-	for (int i = DF_FW_FIRST; i < DF_NFIGS; i++) {
+	for (int i = DF_FW_FIRST; i < DF_STEP_FIRST; i++) {
 		if (after) {
 			f[i].after = v[i];
 			f[i].has_after = 1;
@@ -718,6 +723,101 @@ out:
 	return rc;
 }
 
+/* --- steps, aligned by their numbers (model/ranges.h) ------------------ */
+
+static int cmp_step(const void *x, const void *y)
+{
+	const struct diff_step *a = x, *b = y;
+
+	return (a->no > b->no) - (a->no < b->no);
+}
+
+/* The steps of run r as rows of one side (after: the after side's), by
+   number, each the highest peak of that number; *n rows; the step
+   range's name into *name (NULL: no steps). */
+static struct diff_step *run_steps(const struct report *r, int after, int *n, const char **name,
+				   uint32_t *count, struct diff_fig *growth)
+{
+	const struct rg_model *m = r->a->ranges;
+	struct diff_step *v;
+	int k = 0;
+
+	*n = 0;
+	*name = NULL;
+	*count = 0;
+	if (!m || m->step_group < 0)
+		return NULL;
+	*name = m->groups[m->step_group].name;
+	*count = m->nsteps;
+	if (after) {
+		growth->after = m->growth;
+		growth->has_after = m->has_growth;
+	} else {
+		growth->before = m->growth;
+		growth->has_before = m->has_growth;
+	}
+	if (!(v = calloc(m->nsteps, sizeof(*v))))
+		return NULL;
+	for (uint32_t i = 0; i < m->nsteps; i++) {
+		const struct rg_inst *in = &m->inst[m->steps[i]];
+
+		v[i].no = in->step_no;
+		if (after) {
+			v[i].peak.after = (int64_t)in->res_peak;
+			v[i].peak.has_after = 1;
+		} else {
+			v[i].peak.before = (int64_t)in->res_peak;
+			v[i].peak.has_before = 1;
+		}
+	}
+	qsort(v, m->nsteps, sizeof(*v), cmp_step);
+	/* one row per number: the highest peak of it */
+	for (uint32_t i = 0; i < m->nsteps; i++) {
+		if (k && v[k - 1].no == v[i].no) {
+			if (v[i].peak.after > v[k - 1].peak.after)
+				v[k - 1].peak.after = v[i].peak.after;
+			if (v[i].peak.before > v[k - 1].peak.before)
+				v[k - 1].peak.before = v[i].peak.before;
+			continue;
+		}
+		v[k++] = v[i];
+	}
+	*n = k;
+	return v;
+}
+
+static int match_steps(struct diff *d)
+{
+	int nb, na, i = 0, j = 0;
+	struct diff_step *b = run_steps(d->rb, 0, &nb, &d->steps_b, &d->nsteps_b, &d->growth);
+	struct diff_step *a = run_steps(d->ra, 1, &na, &d->steps_a, &d->nsteps_a, &d->growth);
+
+	if ((d->steps_b && !b) || (d->steps_a && !a) ||
+	    !(d->steps = calloc((size_t)(nb + na) + 1, sizeof(*d->steps)))) {
+		free(b);
+		free(a);
+		return -1;
+	}
+	while (i < nb || j < na) {
+		struct diff_step *s = &d->steps[d->nsteps++];
+
+		if (j >= na || (i < nb && b[i].no < a[j].no)) {
+			*s = b[i++];
+		} else if (i >= nb || a[j].no < b[i].no) {
+			*s = a[j++];
+		} else {
+			*s = b[i++];
+			s->peak.after = a[j].peak.after;
+			s->peak.has_after = 1;
+			j++;
+			d->nsteps_both++;
+		}
+	}
+	free(b);
+	free(a);
+	return 0;
+}
+
 int diff_build(struct diff *d, const struct report *before, const struct report *after,
 	       char *err, size_t errlen)
 {
@@ -743,6 +843,8 @@ int diff_build(struct diff *d, const struct report *before, const struct report 
 	d->has_fw = b->fw || a->fw;
 	if (d->has_fw && (match_fwdevs(d) || match_tsites(d)))
 		goto oom;
+	if (match_steps(d))
+		goto oom;
 	return 0;
 oom:
 	snprintf(err, errlen, "out of memory");
@@ -762,7 +864,32 @@ void diff_free(struct diff *d)
 	free(d->tsites);
 	free(d->t_at_peak);
 	free(d->t_at_exit);
+	free(d->steps);
 	memset(d, 0, sizeof(*d));
+}
+
+const char *diff_missing(const struct diff *d, enum diff_figure f)
+{
+	if (f < DF_STEP_FIRST)
+		return NULL;
+	if (!d->steps_b || !d->steps_a)
+		return !d->steps_b && !d->steps_a ? "neither run has steps" : !d->steps_b ?
+		       "the run before has no steps" : "the run after has no steps";
+	if (f == DF_STEP_PEAK && !d->nsteps_both)
+		return "no step number is in both runs";
+	if (f == DF_GROWTH_PER_STEP && (!d->growth.has_before || !d->growth.has_after))
+		return "a run has one step: a growth per step needs two";
+	return NULL;
+}
+
+/* x grew by more than limit (a percent of before when pct; when before is
+   0 or less, any growth). */
+static int grew_over(const struct diff_fig *x, double limit, int pct)
+{
+	double grew = (double)(x->after - x->before);
+
+	return pct ? (x->before > 0 ? grew * 100.0 / (double)x->before > limit : grew > 0) :
+	       grew > limit;
 }
 
 int diff_exceeds(const struct diff *d, enum diff_figure f, double limit, int pct)
@@ -770,15 +897,21 @@ int diff_exceeds(const struct diff *d, enum diff_figure f, double limit, int pct
 	const struct diff_dev *rows = f >= DF_FW_FIRST ? d->fwdevs : d->devs;
 	int n = f >= DF_FW_FIRST ? d->nfw_gdev_rows : d->ngdev_rows;
 
+	if (f == DF_GROWTH_PER_STEP)
+		return !diff_missing(d, f) && grew_over(&d->growth, limit, pct);
+	if (f == DF_STEP_PEAK) {
+		for (int i = 0; i < d->nsteps; i++)
+			if (d->steps[i].peak.has_before && d->steps[i].peak.has_after &&
+			    grew_over(&d->steps[i].peak, limit, pct))
+				return 1;
+		return 0;
+	}
 	for (int i = 0; i < n; i++) {
 		const struct diff_fig *x = &rows[i].f[f];
-		double grew;
 
 		if (rows[i].db < 0 || rows[i].da < 0 || !x->has_before || !x->has_after)
 			continue;
-		grew = (double)(x->after - x->before);
-		if (pct ? (x->before ? grew * 100.0 / (double)x->before > limit : grew > 0)
-			: grew > limit)
+		if (grew_over(x, limit, pct))
 			return 1;
 	}
 	return 0;

@@ -2,7 +2,8 @@
  * diff.h - two runs compared (diff.c): their processes and devices matched,
  * the figures of each device before and after, and the sites matched by
  * their resolved frames, never by addresses or ids, so that two builds of
- * one program still compare. The views (views/diff-text.c, diff-json.c)
+ * one program still compare; the runs' steps (model/ranges.h) aligned by
+ * their numbers, step N against step N. The views (views/diff-text.c, diff-json.c)
  * format it; docs/diff.md defines it.
  */
 #ifndef MEMTRACE_DIFF_H
@@ -31,9 +32,13 @@ enum diff_figure {
 	DF_FW_CACHED,           /* cached at the peak of allocated */
 	DF_FW_LEFT_AT_EXIT,     /* tensor leak candidates' bytes left at exit */
 	DF_FW_OOMS,             /* out-of-memory errors */
+	/* the steps' (model/ranges.h), of the run, not per device */
+	DF_STEP_PEAK,           /* a step's peak of reserved (struct diff.steps) */
+	DF_GROWTH_PER_STEP,     /* reserved at a step's end, per step */
 	DF_NFIGS
 };
 #define DF_FW_FIRST DF_FW_PEAK_ALLOCATED
+#define DF_STEP_FIRST DF_STEP_PEAK
 
 struct diff_fig {
 	int64_t before, after;
@@ -59,6 +64,14 @@ struct diff_site {
 	enum diff_match match;
 	uint64_t peak_b, peak_a;    /* held at its device's peak */
 	uint64_t exit_b, exit_a;    /* left at exit */
+};
+
+/* A step number of either run, and its peak: the highest of the steps of
+   that number (one per process that has it); has_before / has_after: the
+   run has a step of that number. */
+struct diff_step {
+	uint32_t no;
+	struct diff_fig peak;
 };
 
 struct diff {
@@ -87,6 +100,14 @@ struct diff {
 	int tnmatch[4];
 	int *t_at_peak, ntpeak;
 	int *t_at_exit, ntexit;
+	/* the steps: each run's step range ("step N"; NULL: no steps), the
+	   step numbers of either run in order, how many both runs have, and
+	   the growth per step (has_*: that run has two steps or more) */
+	const char *steps_b, *steps_a;
+	uint32_t nsteps_b, nsteps_a;
+	struct diff_step *steps;
+	int nsteps, nsteps_both;
+	struct diff_fig growth;
 };
 
 int diff_build(struct diff *d, const struct report *before, const struct report *after,
@@ -107,10 +128,16 @@ int diff_figure_parse(const char *word);
  * otherwise); 0 when it did not.
  */
 int diff_exceeds(const struct diff *d, enum diff_figure f, double limit, int pct);
+/* Why figure f cannot be compared (a step figure where a run has no steps,
+   no step in both runs, or fewer than two steps), NULL when it can: a
+   --fail-if on it is then taken as holding, never as passing. */
+const char *diff_missing(const struct diff *d, enum diff_figure f);
 
 /* The views; files name the traces of each side. */
 int diff_text(const struct diff *d, FILE *f);
-int diff_json(const struct diff *d, FILE *f, const char *fail_if, int fail_holds);
+/* fail_why: not NULL when the --fail-if could not be judged (diff_missing) */
+int diff_json(const struct diff *d, FILE *f, const char *fail_if, int fail_holds,
+	      const char *fail_why);
 
 /* views/diff-plot.c: the timelines of both runs as an overlay, per device
    both have, into o->dir (diff-devN.tsv, .marks.tsv, .png); *nplots the

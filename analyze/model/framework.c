@@ -922,6 +922,7 @@ static int do_alloc(struct analysis *a, struct fw_model *m, const struct srec *r
 	b->site = si;
 	b->proc = r->proc;
 	b->fdev = pd;
+	ranges_at(a, r->proc, r->rec.tid, &b->at);
 	if (block_shape(m, r, e, b) || ht_put(&p->blocks, e->addr, (uint32_t)m->nblocks))
 		return -1;
 	m->nblocks++;
@@ -1172,6 +1173,7 @@ int fw_record(struct analysis *a, const struct srec *r)
 		o->requested = e->size;
 		o->device_free = e->x;
 		o->stack = e->stack_id;
+		ranges_at(a, proc, r->rec.tid, &o->at);
 		o->st.seq = seq;
 		o->st.t = r->t;
 		m->devs[pd].ooms++;

@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "model/analysis.h"
+#include "model/ranges.h"
 
 #define FW_NEVER UINT64_MAX         /* an event that did not happen */
 
@@ -104,6 +105,7 @@ struct fw_oom {
 	uint64_t cuda_reserved;     /* memtrace's reserved of the process then */
 	int64_t outside;            /* total - free - framework reserved */
 	uint32_t stack;
+	struct rg_at at;            /* the step, phase and module then */
 	struct fw_state st;
 	enum fw_verdict verdict;
 	struct fw_held top[AN_TOP];
@@ -124,6 +126,9 @@ struct fw_block {
 	int proc, fdev;
 	uint8_t pool;               /* 0 small, 1 large */
 	uint8_t mapped;             /* in an expandable segment */
+	uint8_t category;           /* enum cat (categories.c, after the pass) */
+	struct rg_at at;            /* the step, phase and module open when it
+	                               was allocated (ranges_at) */
 };
 
 struct fw_seg {

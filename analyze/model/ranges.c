@@ -1,18 +1,29 @@
 /*
  * ranges.c - the program's units of time (ranges.h; docs/units.md defines
  * every figure). During the pass each process keeps its strings (id to
- * text, from its STRING records) and the instances open now; a change of
- * the process's reserved raises the peak of every open instance (O(open)
- * per change, at most RG_MAX_OPEN of them) and, at a new high of the
- * process, notes the instance and the step it happened in. A pop closes
- * the innermost open push of its thread and domain, an end the latest
- * open start of its id (on any thread). At the end, instances are grouped
- * by domain and name (digit runs read alike), and the step range (the
- * step-named group with most instances) gives the growth per step: the
- * reserved at each step's end, and the site whose live bytes grew most
- * between the end of the first step and the end of the last one followed
- * (site live bytes are copied at each step's end while RG_SNAP_BUDGET
- * copies last).
+ * text, from its STRING records) and the instances open now, by value; a
+ * change of the process's reserved raises the peak of every open instance
+ * (O(open) per change, at most RG_MAX_OPEN of them) and, at a new high of
+ * the process, notes the range, step, phase and module it happened in;
+ * the framework's allocated the same. A pop closes the innermost open
+ * push of its thread and domain, an end the latest open start of its id
+ * (on any thread).
+ *
+ * Bounded memory: each distinct (domain, name) is a name, found by its
+ * text in a hash and given its range (domain and name, digit runs read
+ * alike) when first seen; an instance that closes is folded into its
+ * range (count, time, and a copy of it when it is the range's highest:
+ * the first instance in open order among equals, as a pass over every
+ * instance would pick) and forgotten, except steps and tests, which are
+ * kept (a slot in inst[] from their start, so what opens inside them can
+ * name its step). So memory is O(open + names + ranges + steps + tests),
+ * whatever the number of instances.
+ *
+ * At the end the step range (the step-named range with most instances)
+ * gives the growth per step: the reserved at each step's end, and the
+ * site whose live bytes grew most between the end of the first step and
+ * the end of the last one followed (site live bytes are copied at each
+ * step's end while RG_SNAP_BUDGET copies last).
  */
 #define _GNU_SOURCE
 #include <ctype.h>
@@ -22,20 +33,44 @@
 #include "model/framework.h"
 #include "model/ranges.h"
 
+/* An instance open now; slot: its place in inst[] when kept, else -1. */
+struct open {
+	struct rg_inst in;
+	int slot;
+};
+
 struct pstate {
 	char **str;                     /* [id]: text, NULL unknown */
 	uint32_t nstr;
-	uint32_t *open;                 /* open instance indexes, oldest first */
+	struct open *open;              /* oldest first */
 	uint32_t nopen, capopen;
 	uint64_t reserved, fw;          /* now */
-	uint64_t max;
-	int has_max;
+	uint64_t max, fw_max;
+	int has_max, has_fw_max;
+};
+
+/* A hash of strings to indexes (value + 1; 0: empty), the text of an
+   index given by the caller. */
+struct stab {
+	uint32_t *v;
+	uint32_t cap, n;
+};
+
+/* A range during the pass. */
+struct gpriv {
+	char *key;                      /* "domain\x1fname", digit runs as N */
+	uint32_t first;                 /* its first name */
+	int mixed;                      /* another name joined */
+	int own_res, own_fw;            /* its slots for copies, -1 */
 };
 
 struct priv {
 	struct pstate *ps;
 	uint32_t tid;                   /* thread of the event being applied */
-	int tid_proc;
+	struct stab name_tab, group_tab;
+	struct gpriv *gp;
+	char *key;                      /* scratch for a name's key */
+	size_t keycap;
 	uint64_t *snap_first, *snap_last;   /* site live bytes at step ends */
 	uint32_t nsnap;                 /* sites copied */
 	uint64_t budget;
@@ -44,6 +79,17 @@ struct priv {
 };
 
 #define P(m) ((struct priv *)(m)->priv)
+
+/* The framework's allocated of process proc now, over its devices. */
+static uint64_t fw_sum(const struct analysis *a, int proc)
+{
+	uint64_t sum = 0;
+
+	for (int i = 0; a->fw && i < a->fw->ndevs; i++)
+		if (a->fw->devs[i].proc == proc)
+			sum += a->fw->devs[i].allocated;
+	return sum;
+}
 
 static struct rg_model *model(struct analysis *a)
 {
@@ -65,14 +111,16 @@ static struct rg_model *model(struct analysis *a)
 	m->peak_proc = -1;
 	m->step_group = -1;
 	m->growth_site = -1;
-	m->other_thread_inst = m->left_open_inst = -1;
+	m->other_thread_nm = m->left_open_nm = -1;
 	p->snap_from = p->snap_to = -1;
 	p->budget = RG_SNAP_BUDGET;
-	p->tid_proc = -1;
 	a->ranges = m;
-	/* the processes' reserved so far (ranges_mem() follows it from now) */
-	for (int i = 0; i < a->nprocs; i++)
+	/* the processes' reserved and allocated so far (ranges_mem() and
+	   ranges_fw() follow them from now) */
+	for (int i = 0; i < a->nprocs; i++) {
 		p->ps[i].reserved = a->procs[i].reserved_all;
+		p->ps[i].fw = fw_sum(a, i);
+	}
 	return m;
 }
 
@@ -151,26 +199,194 @@ static int add_string(struct pstate *ps, const struct mt_string *s)
 	return ps->str[s->id] ? 0 : -1;
 }
 
-/* name = "domain\x1fmessage" while the pass runs; split at the end */
-static char *inst_name(struct pstate *ps, uint32_t dom, uint32_t msg)
-{
-	const char *d = str_of(ps, dom), *n = str_of(ps, msg);
-	size_t dl = d ? strlen(d) : 0, nl = n ? strlen(n) : 0;
-	char *s = malloc(dl + nl + 2);
+/* --- names and ranges, by their text ------------------------------------ */
 
-	if (!s)
-		return NULL;
-	memcpy(s, d ? d : "", dl);
-	s[dl] = 0x1f;
-	memcpy(s + dl + 1, n ? n : "", nl);
-	s[dl + nl + 1] = 0;
-	return s;
+static uint64_t str_hash(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+	return h;
 }
 
-static const char *msg_part(const char *name)
+typedef const char *(*key_fn)(const struct rg_model *m, uint32_t i);
+
+static const char *name_key(const struct rg_model *m, uint32_t i)
 {
-	const char *s = strchr(name, 0x1f);
-	return s ? s + 1 : name;
+	return m->names[i].key;
+}
+
+static const char *group_key_of(const struct rg_model *m, uint32_t i)
+{
+	return P(m)->gp[i].key;
+}
+
+/* The slot of key in t: its entry, or the empty slot where it goes. */
+static uint32_t *stab_slot(const struct rg_model *m, struct stab *t, const char *key, key_fn of)
+{
+	uint32_t j = (uint32_t)str_hash(key) & (t->cap - 1);
+
+	while (t->v[j] && strcmp(of(m, t->v[j] - 1), key))
+		j = (j + 1) & (t->cap - 1);
+	return &t->v[j];
+}
+
+/* Room for one more entry (kept at most half full). */
+static int stab_room(const struct rg_model *m, struct stab *t, key_fn of)
+{
+	if ((t->n + 1) * 2 <= t->cap)
+		return 0;
+	struct stab b = { calloc(t->cap ? t->cap * 2 : 64, sizeof(uint32_t)), t->cap ? t->cap * 2 : 64,
+			  t->n };
+	if (!b.v)
+		return -1;
+	for (uint32_t i = 0; i < t->cap; i++)
+		if (t->v[i])
+			*stab_slot(m, &b, of(m, t->v[i] - 1), of) = t->v[i];
+	free(t->v);
+	*t = b;
+	return 0;
+}
+
+/* The range key of a name's key: digit runs as "N". */
+static char *group_key(const char *name)
+{
+	size_t n = strlen(name);
+	char *k = malloc(n + 1), *q = k;
+
+	if (!k)
+		return NULL;
+	for (const char *s = name; *s;) {
+		if (isdigit((unsigned char)*s)) {
+			*q++ = 'N';
+			while (isdigit((unsigned char)*s))
+				s++;
+		} else {
+			*q++ = *s++;
+		}
+	}
+	*q = 0;
+	return k;
+}
+
+static int group_of(struct rg_model *m, uint32_t nm, int origin)
+{
+	struct priv *p = P(m);
+	char *k = group_key(m->names[nm].key);
+
+	if (!k || stab_room(m, &p->group_tab, group_key_of)) {
+		free(k);
+		return -1;
+	}
+	uint32_t *slot = stab_slot(m, &p->group_tab, k, group_key_of);
+	if (*slot) {
+		free(k);
+		struct gpriv *g = &p->gp[*slot - 1];
+		if (g->first != nm)
+			g->mixed = 1;
+		return (int)(*slot - 1);
+	}
+	if (m->ngroups == m->cap_groups) {
+		uint32_t c = m->cap_groups ? m->cap_groups * 2 : 16;
+		void *v = realloc(m->groups, c * sizeof *m->groups), *w;
+		if (v)
+			m->groups = v;
+		if (!v || !(w = realloc(p->gp, c * sizeof *p->gp))) {
+			free(k);
+			return -1;
+		}
+		p->gp = w;
+		m->cap_groups = c;
+	}
+	uint32_t gi = m->ngroups++;
+	struct rg_group *g = &m->groups[gi];
+	memset(g, 0, sizeof *g);
+	g->origin = origin;
+	g->is_step = m->names[nm].is_step;
+	g->peak_inst = g->fw_peak_inst = -1;
+	p->gp[gi] = (struct gpriv){ k, nm, 0, -1, -1 };
+	*slot = gi + 1;
+	p->group_tab.n++;
+	return (int)gi;
+}
+
+/* The name of (domain, message) string ids of a process, made when first
+   seen; -1 when out of memory. */
+static int name_of(struct rg_model *m, struct pstate *ps, uint32_t dom, uint32_t msg, int origin)
+{
+	struct priv *p = P(m);
+	const char *d = str_of(ps, dom), *n = str_of(ps, msg);
+	size_t dl = d ? strlen(d) : 0, nl = n ? strlen(n) : 0;
+
+	if (dl + nl + 2 > p->keycap) {
+		char *k = realloc(p->key, dl + nl + 64);
+		if (!k)
+			return -1;
+		p->key = k;
+		p->keycap = dl + nl + 64;
+	}
+	memcpy(p->key, d ? d : "", dl);
+	p->key[dl] = 0x1f;
+	memcpy(p->key + dl + 1, n ? n : "", nl);
+	p->key[dl + nl + 1] = 0;
+	if (stab_room(m, &p->name_tab, name_key))
+		return -1;
+	uint32_t *slot = stab_slot(m, &p->name_tab, p->key, name_key);
+	if (*slot)
+		return (int)(*slot - 1);
+	if (m->nnames == m->cap_names) {
+		uint32_t c = m->cap_names ? m->cap_names * 2 : 64;
+		void *v = realloc(m->names, c * sizeof *m->names);
+		if (!v)
+			return -1;
+		m->names = v;
+		m->cap_names = c;
+	}
+	struct rg_name *e = &m->names[m->nnames];
+	memset(e, 0, sizeof *e);
+	if (!(e->key = strdup(p->key)) || (dl && !(e->domain = strndup(p->key, dl)))) {
+		free(e->key);
+		return -1;
+	}
+	e->name = e->key + dl + 1;
+	e->is_step = (uint8_t)rg_is_step_name(e->name, &e->step_no);
+	e->kind = !e->domain ? 0 : !strcmp(e->domain, "torch") ? RG_PHASE :
+		  !strcmp(e->domain, "torch.module") ? RG_MODULE : 0;
+	e->peak_step = -1;
+	for (int k = 0; k < RG_NBEST; k++)
+		e->best[k] = e->own[k] = -1;
+	m->has_modules |= e->kind == RG_MODULE;
+	uint32_t nm = m->nnames++;
+	*slot = nm + 1;
+	p->name_tab.n++;
+	int g = group_of(m, nm, origin);
+	if (g < 0)
+		return -1;
+	e->group = (uint32_t)g;
+	return (int)nm;
+}
+
+/* --- instances ---------------------------------------------------------- */
+
+/* A new slot in inst[]; -1 when out of memory. */
+static int kept_new(struct rg_model *m)
+{
+	if (m->ninst == m->cap) {
+		uint32_t c = m->cap ? m->cap * 2 : 64;
+		void *v = realloc(m->inst, c * sizeof *m->inst);
+		if (!v)
+			return -1;
+		m->inst = v;
+		m->cap = c;
+	}
+	memset(&m->inst[m->ninst], 0, sizeof *m->inst);
+	return (int)m->ninst++;
+}
+
+static int dom_eq(const char *x, const char *y)
+{
+	return !strcmp(x ? x : "", y ? y : "");
 }
 
 static int open_inst(struct analysis *a, struct rg_model *m, const struct srec *r,
@@ -182,14 +398,6 @@ static int open_inst(struct analysis *a, struct rg_model *m, const struct srec *
 		m->not_followed++;
 		return 0;
 	}
-	if (m->ninst == m->cap) {
-		uint32_t c = m->cap ? m->cap * 2 : 256;
-		void *v = realloc(m->inst, c * sizeof *m->inst);
-		if (!v)
-			return -1;
-		m->inst = v;
-		m->cap = c;
-	}
 	if (ps->nopen == ps->capopen) {
 		uint32_t c = ps->capopen ? ps->capopen * 2 : 16;
 		void *v = realloc(ps->open, c * sizeof *ps->open);
@@ -198,42 +406,43 @@ static int open_inst(struct analysis *a, struct rg_model *m, const struct srec *
 		ps->open = v;
 		ps->capopen = c;
 	}
-	struct rg_inst *in = &m->inst[m->ninst];
-	memset(in, 0, sizeof *in);
+	int nm = name_of(m, ps, g->domain, g->message, g->h.b);
+	if (nm < 0)
+		return -1;
+	struct open *o = &ps->open[ps->nopen];
+	struct rg_inst *in = &o->in;
+	const struct rg_name *e = &m->names[nm];
+	memset(o, 0, sizeof *o);
 	in->proc = r->proc;
 	in->tid = in->end_tid = r->rec.tid;
+	in->nm = (uint32_t)nm;
+	in->name = e->name;
+	in->group = e->group;
 	in->op = g->h.a;
 	in->origin = (uint8_t)g->h.b;
 	in->id = id;
-	in->t0 = in->t1 = in->res_peak_t = r->t;
+	in->seq = m->instances++;
+	in->t0 = in->t1 = in->res_peak_t = in->fw_peak_t = r->t;
 	in->res0 = in->res_peak = in->res1 = ps->reserved;
 	in->fw0 = in->fw_peak = in->fw1 = ps->fw;
-	in->parent = in->step = -1;
-	in->name = inst_name(ps, g->domain, g->message);
-	if (!in->name)
-		return -1;
-	in->is_step = (uint8_t)rg_is_step_name(msg_part(in->name), &in->step_no);
-	/* nesting: the innermost open push of the same thread and domain */
-	for (uint32_t k = ps->nopen; k-- > 0;) {
-		struct rg_inst *o = &m->inst[ps->open[k]];
-		if (g->h.a == MT_RANGE_PUSH && o->op == MT_RANGE_PUSH && o->tid == in->tid &&
-		    !strncmp(o->name, in->name, (size_t)(strchr(in->name, 0x1f) - in->name + 1))) {
-			in->parent = (int)ps->open[k];
-			in->depth = (uint16_t)(o->depth + 1);
-			break;
-		}
+	in->fw_peak_seq = a->fw ? a->fw->events : 0;
+	in->is_step = e->is_step;
+	in->step_no = e->step_no;
+	in->step = o->slot = -1;
+	if (in->is_step || in->origin == MT_ORIGIN_PYTEST) {
+		if ((o->slot = kept_new(m)) < 0)
+			return -1;
 	}
 	if (in->is_step) {
-		in->step = (int)m->ninst;
+		in->step = o->slot;
 	} else {
 		for (uint32_t k = ps->nopen; k-- > 0;)
-			if (m->inst[ps->open[k]].is_step) {
-				in->step = (int)ps->open[k];
+			if (ps->open[k].in.is_step) {
+				in->step = ps->open[k].slot;
 				break;
 			}
 	}
-	ps->open[ps->nopen++] = m->ninst++;
-	(void)a;
+	ps->nopen++;
 	return 0;
 }
 
@@ -261,11 +470,81 @@ static void snap_sites(struct analysis *a, struct rg_model *m, int inst)
 	p->budget -= a->nsites;
 }
 
-static void close_inst(struct analysis *a, struct rg_model *m, struct pstate *ps, uint32_t k,
-		       const struct srec *r)
+/* The slot that shows instance o as a range's highest: its own when kept,
+   else the range's copy slot *own (made when first needed). */
+static int show_slot(struct rg_model *m, const struct open *o, int *own)
 {
-	uint32_t i = ps->open[k];
-	struct rg_inst *in = &m->inst[i];
+	if (o->slot >= 0)
+		return o->slot;
+	if (*own < 0 && (*own = kept_new(m)) < 0)
+		return -1;
+	m->inst[*own] = o->in;
+	return *own;
+}
+
+/* An instance's figure that rg_name.best[k] is the highest of. */
+uint64_t rg_best_value(const struct rg_inst *in, int k)
+{
+	switch (k) {
+	case RG_BEST_RES:
+		return in->res_peak;
+	case RG_BEST_FW:
+		return in->fw_peak;
+	case RG_BEST_RES_KEPT:
+		return in->res1 > in->res0 ? in->res1 - in->res0 : 0;
+	default:
+		return in->fw1 > in->fw0 ? in->fw1 - in->fw0 : 0;
+	}
+}
+
+/* Folds a closed (or left open) instance into its range and name. */
+static int fold(struct rg_model *m, const struct open *o)
+{
+	const struct rg_inst *in = &o->in;
+	struct rg_group *g = &m->groups[in->group];
+	struct gpriv *gp = &P(m)->gp[in->group];
+	struct rg_name *e = &m->names[in->nm];
+
+	g->count++;
+	g->open += in->open;
+	g->total_ns += in->t1 - in->t0;
+	if (o->slot >= 0)
+		m->inst[o->slot] = *in;
+	if (g->peak_inst < 0 || in->res_peak > m->inst[g->peak_inst].res_peak ||
+	    (in->res_peak == m->inst[g->peak_inst].res_peak && in->seq < m->inst[g->peak_inst].seq))
+		if ((g->peak_inst = show_slot(m, o, &gp->own_res)) < 0)
+			return -1;
+	if (g->fw_peak_inst < 0 || in->fw_peak > m->inst[g->fw_peak_inst].fw_peak ||
+	    (in->fw_peak == m->inst[g->fw_peak_inst].fw_peak && in->seq < m->inst[g->fw_peak_inst].seq))
+		if ((g->fw_peak_inst = show_slot(m, o, &gp->own_fw)) < 0)
+			return -1;
+	for (int k = 0; k < RG_NBEST; k++) {
+		uint64_t v = rg_best_value(in, k), w;
+
+		if (e->best[k] >= 0 && ((w = rg_best_value(&m->inst[e->best[k]], k)) > v ||
+					(w == v && m->inst[e->best[k]].seq < in->seq)))
+			continue;
+		if ((e->best[k] = show_slot(m, o, &e->own[k])) < 0)
+			return -1;
+	}
+	if (!e->has_peak || in->res_peak > e->res_peak)
+		e->res_peak = in->res_peak;
+	if (!e->has_peak || in->fw_peak > e->fw_peak) {
+		e->has_peak = 1;
+		e->peak_proc = in->proc;
+		e->fw_peak = in->fw_peak;
+		e->fw_peak_t = in->fw_peak_t;
+		e->fw_peak_seq = in->fw_peak_seq;
+		e->peak_step = in->step;
+	}
+	return 0;
+}
+
+static int close_inst(struct analysis *a, struct rg_model *m, struct pstate *ps, uint32_t k,
+		      const struct srec *r)
+{
+	struct open o = ps->open[k];
+	struct rg_inst *in = &o.in;
 
 	in->t1 = r->t;
 	in->end_tid = r->rec.tid;
@@ -274,9 +553,10 @@ static void close_inst(struct analysis *a, struct rg_model *m, struct pstate *ps
 	memmove(ps->open + k, ps->open + k + 1, (ps->nopen - k - 1) * sizeof *ps->open);
 	ps->nopen--;
 	if (in->op == MT_RANGE_START && in->end_tid != in->tid && !m->ends_other_thread++)
-		m->other_thread_inst = (int)i;
+		m->other_thread_nm = (int)in->nm;
 	if (in->is_step)
-		snap_sites(a, m, (int)i);
+		snap_sites(a, m, o.slot);
+	return fold(m, &o);
 }
 
 int ranges_record(struct analysis *a, const struct srec *r)
@@ -299,28 +579,24 @@ int ranges_record(struct analysis *a, const struct srec *r)
 	case MT_RANGE_PUSH:
 	case MT_RANGE_START:
 		return open_inst(a, m, r, g, id);
-	case MT_RANGE_POP:
+	case MT_RANGE_POP: {
+		const char *d = str_of(ps, g->domain);
+
 		for (uint32_t k = ps->nopen; k-- > 0;) {
-			struct rg_inst *o = &m->inst[ps->open[k]];
-			const char *sep = strchr(o->name, 0x1f);
-			const char *d = str_of(ps, g->domain);
-			size_t dl = (size_t)(sep - o->name);
+			const struct rg_inst *o = &ps->open[k].in;
 
 			if (o->op == MT_RANGE_PUSH && o->tid == r->rec.tid &&
-			    dl == (d ? strlen(d) : 0) && (!dl || !memcmp(o->name, d, dl))) {
-				close_inst(a, m, ps, k, r);
-				return 0;
-			}
+			    dom_eq(m->names[o->nm].domain, d))
+				return close_inst(a, m, ps, k, r);
 		}
 		if (!m->pops_unmatched++)
 			m->pop_tid = r->rec.tid;
 		return 0;
+	}
 	case MT_RANGE_END:
 		for (uint32_t k = ps->nopen; k-- > 0;)
-			if (m->inst[ps->open[k]].op == MT_RANGE_START && m->inst[ps->open[k]].id == id) {
-				close_inst(a, m, ps, k, r);
-				return 0;
-			}
+			if (ps->open[k].in.op == MT_RANGE_START && ps->open[k].in.id == id)
+				return close_inst(a, m, ps, k, r);
 		m->ends_unmatched++;
 		return 0;
 	case MT_RANGE_MARK:
@@ -339,27 +615,74 @@ void ranges_thread(struct analysis *a, uint32_t tid)
 		P(a->ranges)->tid = tid;
 }
 
-static void note_peak(struct rg_model *m, struct pstate *ps, int proc, uint64_t t)
+/* The innermost open instance of kind (0: any) on thread tid, else the
+   latest opened in the process; -1 none. */
+static int innermost(const struct rg_model *m, const struct pstate *ps, uint32_t tid, int kind)
 {
-	struct rg_peak *pk = &m->peaks[proc];
-	uint32_t tid = P(m)->tid;
+	int any = -1;
 
-	pk->proc = proc;
-	pk->reserved = ps->reserved;
-	pk->t = t;
-	pk->inst = pk->step = -1;
+	for (uint32_t k = ps->nopen; k-- > 0;) {
+		const struct rg_inst *in = &ps->open[k].in;
+
+		if (kind && (m->names[in->nm].kind != kind || in->op != MT_RANGE_PUSH))
+			continue;
+		if (in->tid == tid)
+			return (int)k;
+		if (any < 0)
+			any = (int)k;
+	}
+	return any;
+}
+
+void ranges_at(const struct analysis *a, int proc, uint32_t tid, struct rg_at *at)
+{
+	const struct rg_model *m = a->ranges;
+
+	at->step = at->phase = at->module = -1;
+	if (!m || proc < 0 || proc >= m->nprocs)
+		return;
+	const struct pstate *ps = &P(m)->ps[proc];
 	for (uint32_t k = ps->nopen; k-- > 0;)
-		if (m->inst[ps->open[k]].tid == tid) {
-			pk->inst = (int)ps->open[k];
+		if (ps->open[k].in.is_step) {
+			at->step = ps->open[k].slot;
 			break;
 		}
-	if (pk->inst < 0 && ps->nopen)
-		pk->inst = (int)ps->open[ps->nopen - 1];
-	for (uint32_t k = ps->nopen; k-- > 0;)
-		if (m->inst[ps->open[k]].is_step) {
-			pk->step = (int)ps->open[k];
-			break;
-		}
+	int k = innermost(m, ps, tid, RG_PHASE);
+	if (k >= 0)
+		at->phase = (int)ps->open[k].in.nm;
+	if ((k = innermost(m, ps, tid, RG_MODULE)) >= 0)
+		at->module = (int)ps->open[k].in.nm;
+}
+
+/* Where a new high of process proc happened: the innermost open
+   instance's range and name, the step, phase and module. */
+static void note_where(const struct analysis *a, const struct rg_model *m, int proc, int *group,
+		       int *nm, struct rg_at *at)
+{
+	const struct pstate *ps = &P(m)->ps[proc];
+	int k = innermost(m, ps, P(m)->tid, 0);
+
+	*group = k >= 0 ? (int)ps->open[k].in.group : -1;
+	*nm = k >= 0 ? (int)ps->open[k].in.nm : -1;
+	ranges_at(a, proc, P(m)->tid, at);
+}
+
+/* The processes' peaks, made at the first change: none where yet. */
+static int peaks_get(struct rg_model *m)
+{
+	if (m->peaks)
+		return 0;
+	if (!(m->peaks = calloc((size_t)m->nprocs, sizeof *m->peaks)))
+		return -1;
+	for (int i = 0; i < m->nprocs; i++) {
+		struct rg_peak *pk = &m->peaks[i];
+
+		pk->proc = i;
+		pk->group = pk->nm = pk->fw_group = pk->fw_nm = -1;
+		pk->at.step = pk->at.phase = pk->at.module = -1;
+		pk->fw_at = pk->at;
+	}
+	return 0;
 }
 
 void ranges_mem(struct analysis *a, int proc, uint64_t t, uint64_t reserved)
@@ -375,61 +698,55 @@ void ranges_mem(struct analysis *a, int proc, uint64_t t, uint64_t reserved)
 	if (!up)
 		return;
 	for (uint32_t k = 0; k < ps->nopen; k++) {
-		struct rg_inst *in = &m->inst[ps->open[k]];
+		struct rg_inst *in = &ps->open[k].in;
 		if (reserved > in->res_peak) {
 			in->res_peak = reserved;
 			in->res_peak_t = t;
 		}
 	}
-	if (!m->peaks && !(m->peaks = calloc((size_t)m->nprocs, sizeof *m->peaks)))
+	if (peaks_get(m))
 		return;
 	if (!ps->has_max || reserved > ps->max) {
+		struct rg_peak *pk = &m->peaks[proc];
+
 		ps->max = reserved;
 		ps->has_max = 1;
-		note_peak(m, ps, proc, t);
+		pk->proc = proc;
+		pk->reserved = reserved;
+		pk->t = t;
+		note_where(a, m, proc, &pk->group, &pk->nm, &pk->at);
 	}
 }
 
 void ranges_fw(struct analysis *a, int proc, uint64_t t)
 {
 	struct rg_model *m = a->ranges;
-	uint64_t sum = 0;
 
 	if (!m || !a->fw || proc < 0 || proc >= m->nprocs)
 		return;
-	for (int i = 0; i < a->fw->ndevs; i++)
-		if (a->fw->devs[i].proc == proc)
-			sum += a->fw->devs[i].allocated;
+	uint64_t sum = fw_sum(a, proc);
 	struct pstate *ps = &P(m)->ps[proc];
 	m->has_fw = 1;
 	ps->fw = sum;
 	for (uint32_t k = 0; k < ps->nopen; k++) {
-		struct rg_inst *in = &m->inst[ps->open[k]];
-		if (sum > in->fw_peak)
+		struct rg_inst *in = &ps->open[k].in;
+		if (sum > in->fw_peak) {
 			in->fw_peak = sum;
-	}
-	(void)t;
-}
-
-/* The group key: domain \x1f name with digit runs as "N". */
-static char *group_key(const char *name)
-{
-	size_t n = strlen(name);
-	char *k = malloc(n + 1), *q = k;
-
-	if (!k)
-		return NULL;
-	for (const char *s = name; *s;) {
-		if (isdigit((unsigned char)*s)) {
-			*q++ = 'N';
-			while (isdigit((unsigned char)*s))
-				s++;
-		} else {
-			*q++ = *s++;
+			in->fw_peak_t = t;
+			in->fw_peak_seq = a->fw->events;
 		}
 	}
-	*q = 0;
-	return k;
+	if (peaks_get(m) || (ps->has_fw_max && sum <= ps->fw_max))
+		return;
+	struct rg_peak *pk = &m->peaks[proc];
+	ps->fw_max = sum;
+	ps->has_fw_max = 1;
+	pk->proc = proc;
+	pk->has_fw = 1;
+	pk->fw = sum;
+	pk->fw_t = t;
+	pk->fw_seq = a->fw->events;
+	note_where(a, m, proc, &pk->fw_group, &pk->fw_nm, &pk->fw_at);
 }
 
 static int cmp_u64(const void *x, const void *y)
@@ -438,91 +755,52 @@ static int cmp_u64(const void *x, const void *y)
 	return a < b ? -1 : a > b;
 }
 
-static int group_all(struct rg_model *m)
+/* A range's name: its instances' own when they agree, else its key. */
+static int name_groups(struct rg_model *m)
 {
-	char **keys = calloc(m->ninst ? m->ninst : 1, sizeof *keys);
-	uint32_t *first = calloc(m->ninst ? m->ninst : 1, sizeof *first);   /* per group */
-
-	if (!keys || !first)
-		goto oom;
-	m->groups = calloc(m->ninst ? m->ninst : 1, sizeof *m->groups);
-	if (!m->groups)
-		goto oom;
-	/* quadratic in the number of groups, not of instances: a small
-	   hash on the key */
-	uint32_t hsize = 1;
-	while (hsize < m->ninst * 2 + 2)
-		hsize <<= 1;
-	int *hash = malloc(hsize * sizeof *hash);
-	if (!hash)
-		goto oom;
-	for (uint32_t i = 0; i < hsize; i++)
-		hash[i] = -1;
-	for (uint32_t i = 0; i < m->ninst; i++) {
-		struct rg_inst *in = &m->inst[i];
-		char *k = group_key(in->name);
-		if (!k) {
-			free(hash);
-			goto oom;
-		}
-		uint64_t h = 0xcbf29ce484222325ull;
-		for (const char *s = k; *s; s++)
-			h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
-		uint32_t slot = (uint32_t)h & (hsize - 1);
-		while (hash[slot] >= 0 && strcmp(keys[hash[slot]], k))
-			slot = (slot + 1) & (hsize - 1);
-		if (hash[slot] < 0) {
-			uint32_t gi = m->ngroups++;
-			hash[slot] = (int)gi;
-			keys[gi] = k;
-			first[gi] = i;
-			struct rg_group *g = &m->groups[gi];
-			g->peak_inst = (int)i;
-			g->fw_peak_inst = -1;
-			g->origin = in->origin;
-			g->is_step = in->is_step;
-		} else {
-			free(k);
-		}
-		struct rg_group *g = &m->groups[hash[slot]];
-		in->group = (uint32_t)hash[slot];
-		g->count++;
-		g->open += in->open;
-		g->total_ns += in->t1 - in->t0;
-		if (in->res_peak > m->inst[g->peak_inst].res_peak)
-			g->peak_inst = (int)i;
-		if (m->has_fw && (g->fw_peak_inst < 0 || in->fw_peak > m->inst[g->fw_peak_inst].fw_peak))
-			g->fw_peak_inst = (int)i;
-	}
-	free(hash);
-	/* names: the instances' own when they agree, else the key */
 	for (uint32_t gi = 0; gi < m->ngroups; gi++) {
 		struct rg_group *g = &m->groups[gi];
-		const char *own = m->inst[first[gi]].name;
-		int same = 1;
-
-		for (uint32_t i = first[gi]; i < m->ninst && same; i++)
-			if (m->inst[i].group == gi && strcmp(m->inst[i].name, own))
-				same = 0;
-		const char *use = same ? own : keys[gi];
+		const struct gpriv *gp = &P(m)->gp[gi];
+		const char *use = gp->mixed ? gp->key : m->names[gp->first].key;
 		const char *sep = strchr(use, 0x1f);
+
 		g->domain = sep != use ? strndup(use, (size_t)(sep - use)) : NULL;
 		g->name = strdup(sep + 1);
 		if ((sep != use && !g->domain) || !g->name)
-			goto oom;
+			return -1;
+		if (!m->has_fw)
+			g->fw_peak_inst = -1;
 	}
-	for (uint32_t i = 0; i < m->ngroups; i++)
-		free(keys[i]);
-	free(keys);
-	free(first);
 	return 0;
-oom:
-	if (keys)
-		for (uint32_t i = 0; i < m->ngroups; i++)
-			free(keys[i]);
-	free(keys);
-	free(first);
-	return -1;
+}
+
+/* Each module's parent: its path cut at its last '.', as far as a module
+   of that name is found. */
+static void parents(struct rg_model *m)
+{
+	struct priv *p = P(m);
+
+	for (uint32_t i = 0; i < m->nnames; i++) {
+		struct rg_name *e = &m->names[i];
+
+		e->parent = -1;
+		if (e->kind != RG_MODULE)
+			continue;
+		strcpy(p->key, e->key);         /* keycap holds every key */
+		for (char *dot; e->parent < 0 && (dot = strrchr(p->key, '.')) &&
+		     dot > p->key + strlen(e->domain) + 1;) {
+			*dot = 0;
+			uint32_t *slot = stab_slot(m, &p->name_tab, p->key, name_key);
+			if (*slot)
+				e->parent = (int)(*slot - 1);
+		}
+	}
+}
+
+/* A step slot of another step-named range is no step of the run. */
+static int run_step(const struct rg_model *m, int step)
+{
+	return step >= 0 && (int)m->inst[step].group == m->step_group ? step : -1;
 }
 
 static int steps(struct analysis *a, struct rg_model *m)
@@ -533,6 +811,20 @@ static int steps(struct analysis *a, struct rg_model *m)
 		if (m->groups[gi].is_step &&
 		    (m->step_group < 0 || m->groups[gi].count > m->groups[m->step_group].count))
 			m->step_group = (int)gi;
+	for (uint32_t i = 0; i < m->ninst; i++)
+		m->inst[i].step = run_step(m, m->inst[i].step);
+	for (int i = 0; m->peaks && i < m->nprocs; i++) {
+		m->peaks[i].at.step = run_step(m, m->peaks[i].at.step);
+		m->peaks[i].fw_at.step = run_step(m, m->peaks[i].fw_at.step);
+	}
+	for (uint32_t i = 0; i < m->nnames; i++)
+		m->names[i].peak_step = run_step(m, m->names[i].peak_step);
+	if (a->fw) {
+		for (uint64_t i = 0; i < a->fw->nblocks; i++)
+			a->fw->blocks[i].at.step = run_step(m, a->fw->blocks[i].at.step);
+		for (uint32_t i = 0; i < a->fw->nooms; i++)
+			a->fw->ooms[i].at.step = run_step(m, a->fw->ooms[i].at.step);
+	}
 	if (m->step_group < 0)
 		return 0;
 	m->nsteps = m->groups[m->step_group].count;
@@ -540,22 +832,13 @@ static int steps(struct analysis *a, struct rg_model *m)
 	if (!m->steps)
 		return -1;
 	uint32_t n = 0;
-	for (uint32_t i = 0; i < m->ninst; i++)
-		if ((int)m->inst[i].group == m->step_group) {
+	for (uint32_t i = 0; i < m->ninst && n < m->nsteps; i++)
+		if ((int)m->inst[i].group == m->step_group && m->inst[i].is_step) {
 			m->steps[n] = i;
 			if (!m->inst[i].step_no)
 				m->inst[i].step_no = n + 1;
 			n++;
 		}
-	/* an instance of another step-named group is no step of the run */
-	for (uint32_t i = 0; i < m->ninst; i++) {
-		struct rg_inst *in = &m->inst[i];
-		if (in->step >= 0 && (int)m->inst[in->step].group != m->step_group)
-			in->step = -1;
-	}
-	for (int i = 0; m->peaks && i < m->nprocs; i++)
-		if (m->peaks[i].step >= 0 && (int)m->inst[m->peaks[i].step].group != m->step_group)
-			m->peaks[i].step = -1;
 	if (m->nsteps < 2)
 		return 0;
 	const struct rg_inst *f = &m->inst[m->steps[0]], *l = &m->inst[m->steps[m->nsteps - 1]];
@@ -572,7 +855,8 @@ static int steps(struct analysis *a, struct rg_model *m)
 	free(others);
 	/* the site that grows: between the first step's end and the last
 	   one copied, of the same process as the first step */
-	if (p->snap_first && p->snap_last && p->snap_from >= 0 && p->snap_to > p->snap_from &&
+	if (p->snap_first && p->snap_last && p->snap_from >= 0 && p->snap_to >= 0 &&
+	    m->inst[p->snap_to].seq > m->inst[p->snap_from].seq &&
 	    (int)m->inst[p->snap_from].group == m->step_group &&
 	    (int)m->inst[p->snap_to].group == m->step_group) {
 		const struct rg_inst *sf = &m->inst[p->snap_from], *st = &m->inst[p->snap_to];
@@ -612,30 +896,29 @@ int ranges_end(struct analysis *a)
 	for (int i = 0; i < m->nprocs; i++) {
 		struct pstate *ps = &p->ps[i];
 		for (uint32_t k = 0; k < ps->nopen; k++) {
-			struct rg_inst *in = &m->inst[ps->open[k]];
+			struct rg_inst *in = &ps->open[k].in;
 			in->open = 1;
 			in->t1 = a->procs[i].end_time > in->t0 ? a->procs[i].end_time : in->t0;
 			in->res1 = ps->reserved;
 			in->fw1 = ps->fw;
 			if (!m->left_open++)
-				m->left_open_inst = (int)ps->open[k];
+				m->left_open_nm = (int)in->nm;
+			if (fold(m, &ps->open[k]))
+				return -1;
 		}
 		ps->nopen = 0;
 	}
-	if (group_all(m) || steps(a, m))
+	if (name_groups(m) || steps(a, m))
 		return -1;
+	parents(m);
 	for (int i = 0; m->peaks && i < m->nprocs; i++)
 		if (m->peaks[i].reserved &&
 		    (m->peak_proc < 0 || m->peaks[i].reserved > m->peaks[m->peak_proc].reserved))
 			m->peak_proc = i;
-	/* the names as shown: "domain\x1fname" stays inside; each instance
-	   gets its message part for the views */
-	for (uint32_t i = 0; i < m->ninst; i++) {
-		char *s = strdup(msg_part(m->inst[i].name));
-		if (!s)
+	if (a->fw && a->fw->nooms) {
+		if (!(m->ooms = calloc(a->fw->nooms, sizeof *m->ooms)))
 			return -1;
-		free(m->inst[i].name);
-		m->inst[i].name = s;
+		m->nooms = a->fw->nooms;
 	}
 	return 0;
 }
@@ -652,20 +935,30 @@ void ranges_free(struct rg_model *m)
 			free(p->ps[i].str);
 			free(p->ps[i].open);
 		}
+		for (uint32_t i = 0; i < m->ngroups; i++)
+			free(p->gp[i].key);
+		free(p->gp);
 		free(p->ps);
+		free(p->name_tab.v);
+		free(p->group_tab.v);
+		free(p->key);
 		free(p->snap_first);
 		free(p->snap_last);
 		free(p);
 	}
-	for (uint32_t i = 0; i < m->ninst; i++)
-		free(m->inst[i].name);
+	for (uint32_t i = 0; i < m->nnames; i++) {
+		free(m->names[i].key);
+		free(m->names[i].domain);
+	}
 	for (uint32_t i = 0; i < m->ngroups; i++) {
 		free(m->groups[i].domain);
 		free(m->groups[i].name);
 	}
+	free(m->names);
 	free(m->inst);
 	free(m->groups);
 	free(m->peaks);
+	free(m->ooms);
 	free(m->steps);
 	free(m);
 }

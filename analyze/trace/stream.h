@@ -54,7 +54,7 @@ static inline int stream_orders_state(uint8_t type)
 {
 	return (type >= MT_REC_ALLOC && type <= MT_REC_FREE_EX) || type == MT_REC_POOL ||
 	       type == MT_REC_MEMINFO || type == MT_REC_SHM || type == MT_REC_FW_EVENT ||
-	       type == MT_REC_RANGE;
+	       type == MT_REC_RANGE || type == MT_REC_NVTX_MEM;
 }
 
 static inline uint8_t stream_rank(uint8_t type)

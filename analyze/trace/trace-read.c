@@ -120,6 +120,7 @@ static int type_rule(unsigned type, uint32_t *min, int *is_long)
 		[MT_REC_OWNER] = { sizeof(struct mt_owner), 0 },
 		[MT_REC_RANGE] = { sizeof(struct mt_range), 0 },
 		[MT_REC_STRING] = { sizeof(struct mt_string), 1 },
+		[MT_REC_NVTX_MEM] = { sizeof(struct mt_nvtx_mem), 1 },
 	};
 
 	if (type == 0 || type >= sizeof(rules) / sizeof(rules[0]))
@@ -255,6 +256,18 @@ static int check_body(const unsigned char *p, uint32_t size, uint64_t off, char 
 		what = "its id";
 		break;
 	}
+	case MT_REC_NVTX_MEM: {
+		/* ops this reader does not know are skipped by the analysis */
+		const struct mt_nvtx_mem *r = (const void *)p;
+		if (r->lh.h.a == 0) {
+			set_err(err, errlen, "corrupt nvtx_mem record at offset %#llx: op 0",
+				(unsigned long long)off);
+			return -1;
+		}
+		need = sizeof(*r) + (uint64_t)r->domain_len + r->name_len;
+		what = "names";
+		break;
+	}
 	}
 	if (need > size) {
 		set_err(err, errlen,
@@ -299,6 +312,9 @@ static int time_delta(const unsigned char *p, uint32_t *delta)
 		return 1;
 	case MT_REC_RANGE:
 		*delta = ((const struct mt_range *)p)->time_delta;
+		return 1;
+	case MT_REC_NVTX_MEM:
+		*delta = ((const struct mt_nvtx_mem *)p)->time_delta;
 		return 1;
 	}
 	return 0;
@@ -731,8 +747,7 @@ static int walk(struct trace_iter *it, struct trace_rec *rec, struct scan *sc, i
 			set_err(sc->err, sc->errlen, "'%s': %s", t->path, si->err);
 			return -1;
 		}
-		/* A zero head with bytes after it: a writer died before its head. */
-		if (si->zero && nonzero(si->slab + si->pos, si->avail - si->pos))
+		if (trace_slab_torn(si))
 			sc->torn++;
 		it->in_slab = 0;
 		if (!one_slab)
@@ -847,9 +862,8 @@ static int sort_fw_stacks(struct trace *t, char *err, size_t errlen)
 		if (t->fw_stacks[i].id == t->fw_stacks[i - 1].id) {
 			const struct fw_stack_ref *a = &t->fw_stacks[i - 1], *b = &t->fw_stacks[i];
 			const void *later = (const void *)a->rec > (const void *)b->rec ? a->rec : b->rec;
-			set_err(err, errlen, "'%s': corrupt fw_stack record at offset %#llx: "
-				"a second fw_stack with id %u", t->path,
-				(unsigned long long)((const unsigned char *)later - t->map), b->id);
+			trace_second_fw_stack(err, errlen, t->path,
+					      (uint64_t)((const unsigned char *)later - t->map), b->id);
 			return -1;
 		}
 	return 0;
@@ -861,7 +875,7 @@ static int orders_state(uint8_t type)
 {
 	return (type >= MT_REC_ALLOC && type <= MT_REC_FREE_EX) || type == MT_REC_POOL ||
 	       type == MT_REC_MEMINFO || type == MT_REC_SHM || type == MT_REC_FW_EVENT ||
-	       type == MT_REC_RANGE;
+	       type == MT_REC_RANGE || type == MT_REC_NVTX_MEM;
 }
 
 /* Index in longrec[] of a type noted there, or -1. */
@@ -897,20 +911,14 @@ static int note_rec(struct trace *t, const struct trace_iter *it, const struct t
 		si->due_offset = UINT64_MAX;
 		si->due_time = rec->time_ns;
 		si->due_type = rec->type;
-		si->own_max_t = rec->time_ns;
-		si->fw = rec->type == MT_REC_FW_EVENT;
-		si->handed = rec->type == MT_REC_OWNER;
 	} else {
 		si = &t->slabinfo[t->nslabinfo - 1];
 		if (rec->time_ns < si->min_t)
 			si->min_t = rec->time_ns;
 		if (rec->time_ns > si->max_t)
 			si->max_t = rec->time_ns;
-		si->fw |= rec->type == MT_REC_FW_EVENT;
-		si->handed |= rec->type == MT_REC_OWNER;
-		if (!si->handed && rec->time_ns > si->own_max_t)
-			si->own_max_t = rec->time_ns;
 	}
+	trace_span_note(&si->span, rec, new);
 	if (si->due_offset == UINT64_MAX && orders_state(rec->type)) {
 		si->due_time = rec->time_ns;
 		si->due_offset = rec->offset;
@@ -980,9 +988,7 @@ static int check_slabs(struct trace *t, uint64_t from, struct scan *sc)
 
 			/* A process ends once: two ends is a damaged file. */
 			if (t->exit.recorded) {
-				set_err(sc->err, sc->errlen,
-					"'%s': corrupt exit record at offset %#llx: a second exit record",
-					t->path, (unsigned long long)rec.offset);
+				trace_second_exit(sc->err, sc->errlen, t->path, rec.offset);
 				return SECOND_EXIT;
 			}
 			t->exit.recorded = 1;
@@ -1119,9 +1125,7 @@ static int check_all(struct trace *t, struct scan *sc)
 	t->nslabs = n;
 	sc->torn += h->sc.torn;
 	if (r == 0 && t->exit.recorded && h->t.exit.recorded) {
-		set_err(sc->err, sc->errlen,
-			"'%s': corrupt exit record at offset %#llx: a second exit record", t->path,
-			(unsigned long long)h->t.exit_offset);
+		trace_second_exit(sc->err, sc->errlen, t->path, h->t.exit_offset);
 		r = SECOND_EXIT;
 	} else if (r == 0 && h->r) {
 		set_err(sc->err, sc->errlen, "%s", h->err);
@@ -1134,33 +1138,106 @@ static int check_all(struct trace *t, struct scan *sc)
 	return r;
 }
 
-/* Checks the header and every record of t, counting; frees t on failure. */
-struct slab_span { uint32_t tid; uint64_t min_t, max_t; };
+/* A zero head with bytes after it: a writer died before its head. */
+int trace_slab_torn(const struct trace_slab_iter *si)
+{
+	return si->zero && nonzero(si->slab + si->pos, si->avail - si->pos);
+}
+
+void trace_second_exit(char *err, size_t errlen, const char *path, uint64_t off)
+{
+	set_err(err, errlen, "'%s': corrupt exit record at offset %#llx: a second exit record",
+		path, (unsigned long long)off);
+}
+
+void trace_second_fw_stack(char *err, size_t errlen, const char *path, uint64_t off, uint32_t id)
+{
+	set_err(err, errlen, "'%s': corrupt fw_stack record at offset %#llx: "
+		"a second fw_stack with id %u", path, (unsigned long long)off, id);
+}
+
+/* FNV-1a (64 bits) of the slab's bytes from its header to the end of its
+   last record. */
+uint64_t trace_slab_sum(const void *slab, size_t avail, uint32_t version_major)
+{
+	struct trace_slab_iter it;
+	struct trace_rec rec;
+	uint64_t h = 14695981039346656037ull;
+	const unsigned char *p = slab;
+
+	trace_slab_iter_init(&it, slab, avail, version_major);
+	while (trace_slab_iter_next(&it, &rec) == 1)
+		;
+	for (size_t i = 0; i < it.pos; i++)
+		h = (h ^ p[i]) * 1099511628211ull;
+	return h;
+}
+
+void trace_span_note(struct trace_span *s, const struct trace_rec *rec, int first)
+{
+	if (first) {
+		memset(s, 0, sizeof(*s));
+		s->tid = rec->tid;
+		s->min_t = s->max_t = rec->time_ns;
+	}
+	if (rec->time_ns < s->min_t)
+		s->min_t = rec->time_ns;
+	s->fw |= rec->type == MT_REC_FW_EVENT;
+	s->handed |= rec->type == MT_REC_OWNER;
+	if ((!s->handed || s->fw) && rec->time_ns > s->max_t)
+		s->max_t = rec->time_ns;
+}
 
 static int cmp_span(const void *x, const void *y)
 {
-	const struct slab_span *a = x, *b = y;
+	const struct trace_span *a = x, *b = y;
 
 	if (a->tid != b->tid)
 		return a->tid < b->tid ? -1 : 1;
-	return a->min_t < b->min_t ? -1 : a->min_t > b->min_t;
+	if (a->fw != b->fw)
+		return a->fw < b->fw ? -1 : 1;
+	if (a->min_t != b->min_t)
+		return a->min_t < b->min_t ? -1 : 1;
+	return a->sum < b->sum ? -1 : a->sum > b->sum;
 }
 
 /*
- * The slabs of one thread that overlap in time an earlier one of it: a
- * thread writes one slab after the other, so two such slabs are one
- * copied twice (its events would count twice) or a slab spliced in. Each
- * slab counts with its first owner's records (the tid of its header), up
- * to an OWNER record that handed its tail to a later thread (which may
- * have the same tid again: tids are reused); a framework's slabs (FW
- * events, batches of the past, under the tid of the thread that handed
- * them over) are left out. 0, or -1 on ENOMEM.
+ * The slabs of one thread that repeat an earlier one of it. A thread
+ * writes one slab after the other, so a slab whose times overlap an
+ * earlier one's is one copied twice (its events would count twice) or a
+ * slab spliced in. Each slab counts with its first owner's records (the
+ * tid of its header), up to an OWNER record that handed its tail to a
+ * later thread (which may have the same tid again: tids are reused). A
+ * framework's slabs (FW events, batches of the past, under the tid of the
+ * thread that handed them over) may overlap each other in time (a batch
+ * that starts before the last event written starts a new slab), but each
+ * batch is written once: two of them of one thread that start at the same
+ * time with the same bytes are one slab copied twice.
  */
+uint64_t trace_count_overlaps(struct trace_span *v, size_t n, uint32_t *tid)
+{
+	uint64_t end = 0, count = 0;
+
+	qsort(v, n, sizeof(*v), cmp_span);
+	for (size_t i = 0; i < n; i++) {
+		int same = i && v[i].tid == v[i - 1].tid && v[i].fw == v[i - 1].fw;
+
+		if (same && (v[i].fw ? v[i].min_t == v[i - 1].min_t && v[i].sum == v[i - 1].sum :
+			     v[i].min_t < end)) {
+			if (!count++)
+				*tid = v[i].tid;
+		}
+		if (!same || v[i].max_t > end)
+			end = v[i].max_t;
+	}
+	return count;
+}
+
+/* trace_count_overlaps() of t's slabs into its stats; 0, or -1 on ENOMEM. */
 static int count_overlaps(struct trace *t)
 {
-	struct slab_span *v;
-	uint64_t end = 0;
-	size_t n = 0;
+	uint32_t version = ((const struct mt_file_header *)t->map)->version;
+	struct trace_span *v;
 
 	if (t->nslabinfo < 2)
 		return 0;
@@ -1169,25 +1246,16 @@ static int count_overlaps(struct trace *t)
 	for (size_t i = 0; i < t->nslabinfo; i++) {
 		const struct trace_slab_info *si = &t->slabinfo[i];
 
-		if (si->fw)
-			continue;
-		v[n].tid = si->it.si.tid;
-		v[n].min_t = si->min_t;
-		v[n++].max_t = si->own_max_t;
+		v[i] = si->span;
+		if (v[i].fw)
+			v[i].sum = trace_slab_sum(si->it.si.slab, si->it.si.avail, version);
 	}
-	qsort(v, n, sizeof(*v), cmp_span);
-	for (size_t i = 0; i < n; i++) {
-		if (i && v[i].tid == v[i - 1].tid && v[i].min_t < end) {
-			if (!t->stats.overlapping++)
-				t->stats.overlap_tid = v[i].tid;
-		}
-		if (!i || v[i].tid != v[i - 1].tid || v[i].max_t > end)
-			end = v[i].max_t;
-	}
+	t->stats.overlapping = trace_count_overlaps(v, t->nslabinfo, &t->stats.overlap_tid);
 	free(v);
 	return 0;
 }
 
+/* Checks the header and every record of t, counting; frees t on failure. */
 static struct trace *validate(struct trace *t, char *err, size_t errlen)
 {
 	struct scan sc = { 0, err, errlen };
@@ -1368,43 +1436,49 @@ void trace_exit(const struct trace *t, struct trace_exit *e)
 	*e = t->exit;
 }
 
-int trace_warning(const struct trace *t, unsigned i, char *buf, size_t len)
+int trace_stats_warning(const char *path, const struct trace_stats *s, uint32_t header_size,
+			uint32_t slab_size, unsigned i, char *buf, size_t len)
 {
 	unsigned n = 0;
 
-	if (t->stats.torn && n++ == i) {
+	if (s->torn && n++ == i) {
 		snprintf(buf, len, "'%s': %llu torn record%s skipped (the process was killed while writing)",
-			 t->path, (unsigned long long)t->stats.torn, t->stats.torn == 1 ? "" : "s");
+			 path, (unsigned long long)s->torn, s->torn == 1 ? "" : "s");
 		return 0;
 	}
-	if (t->stats.truncated && t->size < t->header_size && n++ == i) {
+	if (s->truncated && s->file_size < header_size && n++ == i) {
 		snprintf(buf, len, "'%s': truncated before the first slab (%llu of %u header bytes); "
-			 "holds no records: cut or never written", t->path,
-			 (unsigned long long)t->size, t->header_size);
+			 "holds no records: cut or never written", path,
+			 (unsigned long long)s->file_size, header_size);
 		return 0;
 	}
-	if (t->stats.truncated && t->size >= t->header_size && n++ == i) {
+	if (s->truncated && s->file_size >= header_size && n++ == i) {
 		snprintf(buf, len, "'%s': truncated: the last slab has %llu of %u bytes; "
-			 "loaded the records before the cut", t->path,
-			 (unsigned long long)t->stats.cut_bytes, t->slab_size);
+			 "loaded the records before the cut", path,
+			 (unsigned long long)s->cut_bytes, slab_size);
 		return 0;
 	}
-	if (t->stats.overlapping && n++ == i) {
+	if (s->overlapping && n++ == i) {
 		snprintf(buf, len, "'%s': %llu slab%s of thread %u overlap%s an earlier one in time "
-			 "(a slab copied twice?): its events may count twice", t->path,
-			 (unsigned long long)t->stats.overlapping,
-			 t->stats.overlapping == 1 ? "" : "s", (unsigned)t->stats.overlap_tid,
-			 t->stats.overlapping == 1 ? "s" : "");
+			 "(a slab copied twice?): its events may count twice", path,
+			 (unsigned long long)s->overlapping,
+			 s->overlapping == 1 ? "" : "s", (unsigned)s->overlap_tid,
+			 s->overlapping == 1 ? "s" : "");
 		return 0;
 	}
 	/* cut right after its header, or its slabs zeroed: nothing to read,
 	   which a run that made a CUDA memory call never leaves (the recorder
 	   writes no trace for a process that made none) */
-	if (!t->stats.records && !(t->stats.truncated && t->size < t->header_size) && n++ == i) {
-		snprintf(buf, len, "'%s': holds no records: cut or never written", t->path);
+	if (!s->records && !(s->truncated && s->file_size < header_size) && n++ == i) {
+		snprintf(buf, len, "'%s': holds no records: cut or never written", path);
 		return 0;
 	}
 	return -1;
+}
+
+int trace_warning(const struct trace *t, unsigned i, char *buf, size_t len)
+{
+	return trace_stats_warning(t->path, &t->stats, t->header_size, t->slab_size, i, buf, len);
 }
 
 void trace_iter_init(struct trace_iter *it, const struct trace *t)
@@ -1620,6 +1694,7 @@ const char *trace_type_name(unsigned type)
 		[MT_REC_EXIT] = "exit", [MT_REC_FW_EVENT] = "fw_event",
 		[MT_REC_FW_STACK] = "fw_stack", [MT_REC_FW_INFO] = "fw_info",
 		[MT_REC_OWNER] = "owner", [MT_REC_RANGE] = "range", [MT_REC_STRING] = "string",
+		[MT_REC_NVTX_MEM] = "nvtx_mem",
 	};
 
 	return type < sizeof(names) / sizeof(names[0]) ? names[type] : NULL;

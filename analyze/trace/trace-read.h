@@ -131,6 +131,24 @@ struct trace_iter {
 };
 
 /*
+ * What the reader's check of repeated slabs (trace_count_overlaps) knows of
+ * one slab with records; trace_span_note() adds a record of it (first: its
+ * slab's first).
+ */
+struct trace_span {
+	uint32_t tid;               /* the slab header's */
+	uint8_t fw;                 /* it holds FW_EVENT records: a framework's
+	                               batch, of times before it was written */
+	uint8_t handed;             /* an OWNER record handed its tail on */
+	uint64_t min_t;             /* the earliest time of its records */
+	uint64_t max_t;             /* the latest time of its first owner's
+	                               records (the header's tid), before any
+	                               OWNER; of all its records when fw */
+	uint64_t sum;               /* fw: trace_slab_sum(), else 0 */
+};
+void trace_span_note(struct trace_span *s, const struct trace_rec *rec, int first);
+
+/*
  * What trace_open() noted of each slab that has records, in file order, so
  * that a merge (stream.c) need not walk the file again to find where each
  * slab starts and which times it spans.
@@ -147,11 +165,7 @@ struct trace_slab_info {
 	                           when the slab has none */
 	uint64_t due_offset;
 	uint8_t due_type;
-	uint8_t fw;             /* it holds FW_EVENT records: a framework's
-	                           batch, of times before it was written */
-	uint8_t handed;         /* an OWNER record handed its tail on */
-	uint64_t own_max_t;     /* the latest time of its first owner's records
-	                           (the header's tid), before any OWNER */
+	struct trace_span span; /* for the check of repeated slabs */
 };
 
 /* A piece of a long record: not NUL-terminated, may hold any byte. */
@@ -222,6 +236,32 @@ void trace_exit(const struct trace *t, struct trace_exit *e);
  * Returns 0 and fills buf, or -1 when there is no warning i.
  */
 int trace_warning(const struct trace *t, unsigned i, char *buf, size_t len);
+
+/*
+ * The rules trace_open() checks across records and slabs, for a reader
+ * that gets a trace piece by piece as it is written (the live follower,
+ * analyze/live/follow.c), which must refuse and warn as trace_open() does.
+ *
+ * trace_stats_warning(): trace_warning() of the counts in s, of a trace
+ * named path with that header and slab size.
+ * trace_slab_torn(): the slab walker it stopped (0) at a zero head with
+ * bytes after it: a record whose writer died before its head (torn).
+ * trace_second_exit(), trace_second_fw_stack(): the message of a record
+ * that makes the trace corrupt (a second EXIT; a second FW_STACK of an id),
+ * at file offset off.
+ * trace_slab_sum(): a checksum of a slab's bytes up to the end of its
+ * records (of which avail can be read), for trace_count_overlaps().
+ * trace_count_overlaps(): of v[0..n), one per slab with records, how
+ * many repeat an earlier slab of the same thread (sorts v; *tid: the
+ * first such thread; see count_overlaps() in trace-read.c for the rule).
+ */
+int trace_stats_warning(const char *path, const struct trace_stats *s, uint32_t header_size,
+			uint32_t slab_size, unsigned i, char *buf, size_t len);
+int trace_slab_torn(const struct trace_slab_iter *si);
+void trace_second_exit(char *err, size_t errlen, const char *path, uint64_t off);
+void trace_second_fw_stack(char *err, size_t errlen, const char *path, uint64_t off, uint32_t id);
+uint64_t trace_slab_sum(const void *slab, size_t avail, uint32_t version_major);
+uint64_t trace_count_overlaps(struct trace_span *v, size_t n, uint32_t *tid);
 
 void trace_iter_init(struct trace_iter *it, const struct trace *t);
 /* Fills rec with the next record: returns 1, or 0 at the end. */

@@ -9,6 +9,7 @@
 
 #include "model/check.h"
 #include "model/framework.h"
+#include "model/ranges.h"
 #include "views/format.h"
 
 static void str(FILE *f, const char *s)
@@ -46,6 +47,22 @@ static void tensor_site(FILE *f, const struct report *r, const struct fw_site *s
 	putc('}', f);
 }
 
+/* The instance of a unit scope's figure: "test" (its nodeid) or "range"
+   (its name with its domain), the "step" it was in, "open" when it was
+   never closed. */
+static void unit(FILE *f, const struct report *r, const struct rg_inst *in)
+{
+	char nm[1024];
+	int64_t step = check_unit_step(r, in);
+
+	fputs(check_unit_is_test(in) ? ",\"test\":" : ",\"range\":", f);
+	str(f, check_unit_is_test(in) ? in->name : check_unit_name(nm, sizeof(nm), r, in));
+	if (step >= 0)
+		fprintf(f, ",\"step\":%" PRId64, step);
+	if (in->open)
+		fputs(",\"open\":true", f);
+}
+
 int check_json(const struct chk_rules *rs, const struct chk_outcome *o, const struct report *r,
 	       FILE *f)
 {
@@ -68,6 +85,8 @@ int check_json(const struct chk_rules *rs, const struct chk_outcome *o, const st
 			share(f, "limit", x->share_limit);
 			fprintf(f, ",\"drains\":%" PRIu64 ",\"drain_ns\":%" PRIu64, x->value,
 				x->site_bytes);
+		} else if (x->is_signed) {
+			fprintf(f, "\"value\":%" PRId64 ",\"limit\":%" PRIu64, x->svalue, x->limit);
 		} else {
 			fprintf(f, "\"value\":%" PRIu64 ",\"limit\":%" PRIu64, x->value, x->limit);
 			if (x->has_baseline)
@@ -76,6 +95,8 @@ int check_json(const struct chk_rules *rs, const struct chk_outcome *o, const st
 				fprintf(f, ",\"suppressed\":%" PRIu64 ",\"cache_at_exit\":%" PRIu64,
 					x->suppressed, x->cached);
 		}
+		if (x->in)
+			unit(f, r, x->in);
 		if (x->dev >= 0)
 			fprintf(f, ",\"device\":%d", x->dev);
 		if (x->proc >= 0) {

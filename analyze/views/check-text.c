@@ -10,6 +10,7 @@
 
 #include "model/check.h"
 #include "model/framework.h"
+#include "model/ranges.h"
 #include "views/format.h"
 
 static int is_count(const struct chk_rule *rule)
@@ -66,6 +67,26 @@ static void oom_line(FILE *f, const struct report *r, const struct chk_result *x
 		rep_size(b2, sizeof(b2), o->st.cached), rep_size(b3, sizeof(b3), o->st.largest_free));
 }
 
+/* The instance a unit scope's figure is of: " in test 'NODEID'", " in
+   step 3", " in range 'forward' (step 3)". */
+static void unit_where(FILE *f, const struct report *r, const struct rg_inst *in)
+{
+	char nm[1024];
+	int64_t step = check_unit_step(r, in);
+
+	if (check_unit_is_step(r, in)) {
+		fprintf(f, " in step %" PRId64, step);
+	} else {
+		fputs(check_unit_is_test(in) ? " in test '" : " in range '", f);
+		name(f, check_unit_is_test(in) ? in->name : check_unit_name(nm, sizeof(nm), r, in));
+		putc('\'', f);
+		if (step >= 0)
+			fprintf(f, " (step %" PRId64 ")", step);
+	}
+	if (in->open)
+		fputs(" (left open: measured to its process's end)", f);
+}
+
 void check_describe(FILE *f, const struct report *r, const struct chk_result *x)
 {
 	const struct analysis *a = r->a;
@@ -81,8 +102,22 @@ void check_describe(FILE *f, const struct report *r, const struct chk_result *x)
 			rep_duration(b, sizeof(b), x->site_bytes), 100.0 * x->share_limit);
 		return;
 	}
+	if (x->is_signed) {
+		uint64_t mag = x->svalue < 0 ? -(uint64_t)x->svalue : (uint64_t)x->svalue;
+
+		fprintf(f, "%s %s%s (%" PRId64 " B)", x->what, x->svalue < 0 ? "-" : "",
+			rep_size(b, sizeof(b), mag), x->svalue);
+		if (x->rule->scope == CHK_STEP)
+			fprintf(f, " over steps %" PRIu32 "-%" PRIu32, x->rule->step_from,
+				x->rule->step_to);
+		fputs(", limit ", f);
+		figure(f, x->rule, x->limit);
+		return;
+	}
 	fprintf(f, "%s ", x->what);
 	figure(f, x->rule, x->value);
+	if (x->in)
+		unit_where(f, r, x->in);
 	if (x->dev >= 0)
 		fprintf(f, " on device %d", x->dev);
 	if (x->proc >= 0) {
@@ -92,7 +127,7 @@ void check_describe(FILE *f, const struct report *r, const struct chk_result *x)
 		if (p->process && p->process->rank >= 0)
 			fprintf(f, " [rank %d]", p->process->rank);
 	}
-	if (x->dev < 0 && x->proc < 0)
+	if (x->dev < 0 && x->proc < 0 && !x->in)
 		fputs(x->rule->metric == CHK_PEAK ? " over all devices" : " in the run", f);
 	if (x->has_baseline) {
 		fputs(", baseline ", f);

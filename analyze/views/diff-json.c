@@ -1,6 +1,6 @@
 /*
  * diff-json.c - `memtrace diff --json`: the comparison of model/diff.c
- * for machines, as docs/diff.md documents it.
+ * for machines, as docs/diff.md documents it (the steps too: "steps").
  */
 #include <inttypes.h>
 #include <string.h>
@@ -203,7 +203,49 @@ static void matches(FILE *f, const int *nmatch)
 	fputc('}', f);
 }
 
-int diff_json(const struct diff *d, FILE *f, const char *fail_if, int fail_holds)
+/* The steps aligned by number: each run's step range, the numbers in
+   both with their peaks, those in one run only. */
+static void steps(FILE *f, const struct diff *d)
+{
+	const char *names[2] = { d->steps_b, d->steps_a };
+	const uint32_t counts[2] = { d->nsteps_b, d->nsteps_a };
+	int n = 0;
+
+	if (!d->steps_b && !d->steps_a) {
+		fputs("null", f);
+		return;
+	}
+	for (int k = 0; k < 2; k++) {
+		fputs(k ? ", \"after\": " : "{\"before\": ", f);
+		if (names[k]) {
+			fputs("{\"range\": ", f);
+			jstr(f, names[k]);
+			fprintf(f, ", \"count\": %" PRIu32 "}", counts[k]);
+		} else {
+			fputs("null", f);
+		}
+	}
+	fputs(",\n    ", f);
+	fig(f, diff_figure_name(DF_GROWTH_PER_STEP), &d->growth);
+	fprintf(f, ",\n    \"in_both\": %d, \"steps\": [", d->nsteps_both);
+	for (int i = 0; i < d->nsteps; i++)
+		if (d->steps[i].peak.has_before && d->steps[i].peak.has_after) {
+			fprintf(f, "%s\n      {\"step\": %" PRIu32 ", ", n++ ? "," : "", d->steps[i].no);
+			fig(f, "peak_reserved_bytes", &d->steps[i].peak);
+			fputc('}', f);
+		}
+	for (int k = 0; k < 2; k++) {
+		n = 0;
+		fputs(k ? "], \"only_after\": [" : "],\n    \"only_before\": [", f);
+		for (int i = 0; i < d->nsteps; i++)
+			if (k ? !d->steps[i].peak.has_before : !d->steps[i].peak.has_after)
+				fprintf(f, "%s%" PRIu32, n++ ? ", " : "", d->steps[i].no);
+	}
+	fputs("]}", f);
+}
+
+int diff_json(const struct diff *d, FILE *f, const char *fail_if, int fail_holds,
+	      const char *fail_why)
 {
 	const struct analysis *b = d->rb->a, *a = d->ra->a;
 
@@ -240,9 +282,9 @@ int diff_json(const struct diff *d, FILE *f, const char *fail_if, int fail_holds
 	if (d->has_fw) {
 		fprintf(f, "{\"before\": %s, \"after\": %s,\n  \"devices\": [",
 			b->fw ? "true" : "false", a->fw ? "true" : "false");
-		dev_rows(f, d, d->fwdevs, 0, d->nfw_gdev_rows, DF_FW_FIRST, DF_NFIGS);
+		dev_rows(f, d, d->fwdevs, 0, d->nfw_gdev_rows, DF_FW_FIRST, DF_STEP_FIRST);
 		fputs("\n  ],\n  \"process_devices\": [", f);
-		dev_rows(f, d, d->fwdevs, d->nfw_gdev_rows, d->nfwdevs, DF_FW_FIRST, DF_NFIGS);
+		dev_rows(f, d, d->fwdevs, d->nfw_gdev_rows, d->nfwdevs, DF_FW_FIRST, DF_STEP_FIRST);
 		fputs("\n  ],\n  \"tensor_site_matches\": ", f);
 		matches(f, d->tnmatch);
 		fputs(",\n  \"tensor_sites_at_peak\": [", f);
@@ -253,11 +295,18 @@ int diff_json(const struct diff *d, FILE *f, const char *fail_if, int fail_holds
 	} else {
 		fputs("null", f);
 	}
+	fputs(",\n  \"steps\": ", f);
+	steps(f, d);
 	fputs(",\n  \"fail_if\": ", f);
 	if (fail_if) {
 		fputs("{\"expression\": ", f);
 		jstr(f, fail_if);
-		fprintf(f, ", \"holds\": %s}", fail_holds ? "true" : "false");
+		fprintf(f, ", \"holds\": %s", fail_holds ? "true" : "false");
+		if (fail_why) {
+			fputs(", \"error\": ", f);
+			jstr(f, fail_why);
+		}
+		fputc('}', f);
 	} else {
 		fputs("null", f);
 	}

@@ -1,7 +1,8 @@
 /*
  * diff-text.c - `memtrace diff` for a person: the figures of each device
  * before and after with their change, then the sites whose bytes changed
- * at the peak and at exit, largest change first (model/diff.c computes
+ * at the peak and at exit, largest change first, and the steps, step N
+ * against step N, when a run has steps (model/diff.c computes
  * everything; docs/diff.md).
  */
 #include <inttypes.h>
@@ -27,6 +28,8 @@ static const char *const labels[DF_NFIGS] = {
 	[DF_FW_CACHED] = "cached at peak allocated",
 	[DF_FW_LEFT_AT_EXIT] = "tensors left at exit",
 	[DF_FW_OOMS] = "out-of-memory errors",
+	[DF_STEP_PEAK] = "peak reserved",
+	[DF_GROWTH_PER_STEP] = "growth per step",
 };
 
 static int is_count(int fig)
@@ -58,9 +61,10 @@ static const char *fig_str(int fig, int64_t v, int known, int sign)
 	return b;
 }
 
-static void row(FILE *f, int fig, const struct diff_fig *x, int both)
+/* A row's figures after its label: before, after, the change. */
+static void row_values(FILE *f, int fig, const struct diff_fig *x, int both)
 {
-	fprintf(f, "  %-24s %12s", labels[fig], fig_str(fig, x->before, x->has_before, 0));
+	fprintf(f, " %12s", fig_str(fig, x->before, x->has_before, 0));
 	fprintf(f, " %12s", fig_str(fig, x->after, x->has_after, 0));
 	if (both && x->has_before && x->has_after) {
 		int64_t c = x->after - x->before;
@@ -72,6 +76,12 @@ static void row(FILE *f, int fig, const struct diff_fig *x, int both)
 			fputs("  new", f);
 	}
 	fputc('\n', f);
+}
+
+static void row(FILE *f, int fig, const struct diff_fig *x, int both)
+{
+	fprintf(f, "  %-24s", labels[fig]);
+	row_values(f, fig, x, both);
 }
 
 /* The cached share of reserved at the peak, before and after. */
@@ -177,6 +187,66 @@ static void dev_rows(FILE *f, const struct diff *d, const struct diff_dev *devs,
 	}
 }
 
+/* The step numbers of one run only, as spans: "4-5, 9". */
+static void only(FILE *f, const struct diff *d, int after)
+{
+	int n = 0;
+
+	fprintf(f, "  steps only %s: ", after ? "after" : "before");
+	for (int i = 0; i < d->nsteps; i++) {
+		const struct diff_fig *p = &d->steps[i].peak;
+		int j = i;
+
+		if (after ? p->has_before : p->has_after)
+			continue;
+		while (j + 1 < d->nsteps && d->steps[j + 1].no == d->steps[j].no + 1 &&
+		       (after ? !d->steps[j + 1].peak.has_before : !d->steps[j + 1].peak.has_after))
+			j++;
+		fprintf(f, "%s%" PRIu32, n++ ? ", " : "", d->steps[i].no);
+		if (j > i)
+			fprintf(f, "-%" PRIu32, d->steps[j].no);
+		i = j;
+	}
+	fputs(n ? "\n" : "none\n", f);
+}
+
+/* The steps, step N against step N (when a run has steps): the first
+   DIFF_STEPS in both, then the growth per step and the steps of one run. */
+#define DIFF_STEPS 20
+static void steps(FILE *f, const struct diff *d)
+{
+	char b[64];
+	int n = 0;
+
+	if (!d->steps_b && !d->steps_a)
+		return;
+	fputs("\nsteps, step N against step N: ", f);
+	if (d->steps_b)
+		fprintf(f, "%" PRIu32 " of '%s' before", d->nsteps_b, d->steps_b);
+	else
+		fputs("none before", f);
+	if (d->steps_a)
+		fprintf(f, ", %" PRIu32 " of '%s' after", d->nsteps_a, d->steps_a);
+	else
+		fputs(", none after", f);
+	fprintf(f, "; %d in both\n  %-24s %12s %12s %12s\n", d->nsteps_both, "", "before", "after",
+		"change");
+	for (int i = 0; i < d->nsteps; i++) {
+		if (!d->steps[i].peak.has_before || !d->steps[i].peak.has_after)
+			continue;
+		if (n++ == DIFF_STEPS) {
+			fprintf(f, "  ... %d more (--json lists all)\n", d->nsteps_both - DIFF_STEPS);
+			break;
+		}
+		snprintf(b, sizeof(b), "step %" PRIu32 ": peak", d->steps[i].no);
+		fprintf(f, "  %-24s", b);
+		row_values(f, DF_STEP_PEAK, &d->steps[i].peak, 1);
+	}
+	row(f, DF_GROWTH_PER_STEP, &d->growth, 1);
+	only(f, d, 0);
+	only(f, d, 1);
+}
+
 int diff_text(const struct diff *d, FILE *f)
 {
 	const struct analysis *b = d->rb->a, *a = d->ra->a;
@@ -198,11 +268,12 @@ int diff_text(const struct diff *d, FILE *f)
 		d->nmatch[DM_AFTER_ONLY]);
 	sites(f, d, d->sites, d->at_peak, d->npeak, "at the peak");
 	sites(f, d, d->sites, d->at_exit, d->nexit, "left at exit");
+	steps(f, d);
 	if (!d->has_fw)
 		return ferror(f) ? -1 : 0;
 	fprintf(f, "\nframework: PyTorch (%s before, %s after)\n", b->fw ? "recorded" : "not recorded",
 		a->fw ? "recorded" : "not recorded");
-	dev_rows(f, d, d->fwdevs, d->nfwdevs, d->nfw_gdev_rows, DF_FW_FIRST, DF_NFIGS);
+	dev_rows(f, d, d->fwdevs, d->nfwdevs, d->nfw_gdev_rows, DF_FW_FIRST, DF_STEP_FIRST);
 	fprintf(f, "\ntensor sites: %d matched exactly, %d fuzzy (Python files and functions only), "
 		"%d only before, %d only after\n", d->tnmatch[DM_EXACT], d->tnmatch[DM_FUZZY],
 		d->tnmatch[DM_BEFORE_ONLY], d->tnmatch[DM_AFTER_ONLY]);

@@ -8,9 +8,11 @@
 #include <string.h>
 
 #include "model/framework.h"
+#include "model/nvtxmem.h"
 #include "model/ranges.h"
 #include "model/report.h"
 #include "views/format.h"
+#include "views/report-nvtxmem.h"
 
 struct jw {
 	FILE *f;
@@ -624,6 +626,44 @@ static void ranks(struct jw *j, const struct report *r)
 
 /* "ranges": the program's units of time (model/ranges.h, docs/units.md). */
 #define RG_JSON_INSTANCES 1000      /* step and test instances listed */
+/* "step", "phase", "module" of where something happened (null: none). */
+static void rg_at_json(struct jw *j, const struct rg_model *m, const struct rg_at *at)
+{
+	if (at->step >= 0)
+		u64(j, "step", m->inst[at->step].step_no);
+	else
+		null(j, "step");
+	if (at->phase >= 0)
+		cstr(j, "phase", m->names[at->phase].name);
+	else
+		null(j, "phase");
+	if (at->module >= 0)
+		cstr(j, "module", m->names[at->module].name);
+	else
+		null(j, "module");
+}
+
+/* "categories": the framework's memory at a moment (model/categories.h);
+   the three named categories null without a categories note. */
+static void rg_split_json(struct jw *j, const struct rg_model *m, const struct cat_split *s)
+{
+	if (!s->has) {
+		null(j, "categories");
+		return;
+	}
+	open_(j, "categories", '{');
+	for (int c = 0; c < CAT_N; c++)
+		if (m->cats.notes || c >= CAT_ACTIVATIONS)
+			u64(j, cat_key(c), c == CAT_TEMPORARIES && !m->cats.notes ?
+			    s->allocated - s->bytes[CAT_ACTIVATIONS] : s->bytes[c]);
+		else
+			null(j, cat_key(c));
+	u64(j, "allocated", s->allocated);
+	u64(j, "reserved", s->reserved);
+	u64(j, "cache", s->reserved > s->allocated ? s->reserved - s->allocated : 0);
+	close_(j, '}');
+}
+
 static void rg_inst_json(struct jw *j, const struct rg_model *m, const struct report *r, int i)
 {
 	const struct rg_inst *in = &m->inst[i];
@@ -650,6 +690,101 @@ static void rg_inst_json(struct jw *j, const struct rg_model *m, const struct re
 		u64(j, "step", m->inst[in->step].step_no);
 	else
 		null(j, "step");
+	if (m->has_fw && in->is_step) {
+		u64(j, "framework_peak_time_ns", in->fw_peak_t);
+		rg_split_json(j, m, &in->split);
+	}
+	close_(j, '}');
+}
+
+/* "nvtx_pools": pools announced by NVTX (model/nvtxmem.h, docs/units.md). */
+static void nm_state_json(struct jw *j, const char *k, const struct nm_state *s)
+{
+	open_(j, k, '{');
+	u64(j, "time_ns", s->t);
+	u64(j, "heaps", s->heaps);
+	u64(j, "size_bytes", s->size);
+	u64(j, "regions", s->regions);
+	u64(j, "live_bytes", s->live);
+	u64(j, "free_bytes", s->size - s->live);
+	if (s->counted) {
+		u64(j, "holes", s->holes);
+		u64(j, "largest_hole_bytes", s->largest);
+	} else {
+		null(j, "holes");
+		null(j, "largest_hole_bytes");
+	}
+	close_(j, '}');
+}
+
+static void nvtx_pools_json(struct jw *j, const struct report *r)
+{
+	static const char *const keys[NM_NMISUSE] = {
+		[NM_OUTSIDE_HEAP] = "outside_heap", [NM_UNKNOWN_HEAP] = "unknown_heap",
+		[NM_UNKNOWN_REGION] = "unknown_region", [NM_OVERLAP] = "overlap",
+	};
+	const struct nm_model *m = r->a->nvmem;
+
+	if (!m)
+		return;     /* no NVTX_MEM record: no key */
+	open_(j, "nvtx_pools", '{');
+	open_(j, "pools", '[');
+	for (uint32_t i = 0; i < m->npools; i++) {
+		const struct nm_pool *q = &m->pools[i];
+
+		open_(j, NULL, '{');
+		u64(j, "pid", rep_pid(r->a, q->proc));
+		cstr(j, "name", nvmem_pool_name(q));
+		if (q->domain)
+			cstr(j, "domain", q->domain);
+		else
+			null(j, "domain");
+		u64(j, "heaps_registered", q->heaps_registered);
+		key(j, "first_heap_addr");
+		fprintf(j->f, "\"0x%" PRIx64 "\"", q->addr);
+		u64(j, "regions_registered", q->regions_registered);
+		u64(j, "resets", q->resets);
+		nm_state_json(j, "peak", &q->peak);
+		open_(j, "failures", '[');
+		for (uint32_t k = 0; k < q->nfail && k < NM_FAILURES; k++) {
+			const struct an_failure *fl = report_nvtxmem_failure(r->a, q->proc, q->fail[k].t);
+
+			open_(j, NULL, '{');
+			nm_state_json(j, "state", &q->fail[k]);
+			if (fl) {
+				cstr(j, "api", trace_api_name(fl->api));
+				u64(j, "requested_bytes", fl->requested);
+			}
+			close_(j, '}');
+		}
+		close_(j, ']');
+		u64(j, "failures_total", q->nfail);
+		nm_state_json(j, "at_end", &q->now);
+		open_(j, "sites", '[');
+		for (uint32_t k = 0; k < q->nsites; k++) {
+			const struct nm_site *s = &q->sites[k];
+			const struct sym_stack *st = sym_stack(r->sy, r->a->s, q->proc, s->stack);
+			char b[4096];
+
+			open_(j, NULL, '{');
+			cstr(j, "name", rep_stack_name(b, sizeof b, st, SITE_NAME_FRAMES, NULL));
+			u64(j, "peak_live_bytes", s->max);
+			u64(j, "regions_registered", s->registered);
+			u64(j, "live_bytes_at_end", s->live);
+			u64(j, "regions_at_end", s->count);
+			frames(j, st);
+			close_(j, '}');
+		}
+		close_(j, ']');
+		close_(j, '}');
+	}
+	close_(j, ']');
+	open_(j, "misuse", '{');
+	for (int k = 0; k < NM_NMISUSE; k++)
+		u64(j, keys[k], m->misuse[k]);
+	close_(j, '}');
+	u64(j, "process_wide_regions", m->process_wide);
+	u64(j, "other_type", m->other_type);
 	close_(j, '}');
 }
 
@@ -662,7 +797,7 @@ static void ranges_json(struct jw *j, const struct report *r)
 	if (!m)
 		return;     /* no range record: no key (older reports had none) */
 	open_(j, "ranges", '{');
-	u64(j, "instances", m->ninst);
+	u64(j, "instances", m->instances);
 	u64(j, "marks", m->marks);
 	u64(j, "thread_names", m->thread_names);
 	open_(j, "peaks", '[');
@@ -674,20 +809,76 @@ static void ranges_json(struct jw *j, const struct report *r)
 		u64(j, "pid", rep_pid(r->a, i));
 		u64(j, "reserved_bytes", pk->reserved);
 		u64(j, "time_ns", pk->t);
-		if (pk->inst >= 0) {
-			cstr(j, "range", rg_group_name(buf, sizeof buf, &m->groups[m->inst[pk->inst].group]));
-			cstr(j, "name", m->inst[pk->inst].name);
+		if (pk->group >= 0) {
+			cstr(j, "range", rg_group_name(buf, sizeof buf, &m->groups[pk->group]));
+			cstr(j, "name", m->names[pk->nm].name);
 		} else {
 			null(j, "range");
 		}
-		if (pk->step >= 0)
-			u64(j, "step", m->inst[pk->step].step_no);
-		else
-			null(j, "step");
+		rg_at_json(j, m, &pk->at);
 		boolean(j, "run_peak", i == m->peak_proc);
 		close_(j, '}');
 	}
 	close_(j, ']');
+	open_(j, "framework_peaks", '[');
+	for (int i = 0; m->peaks && i < m->nprocs; i++) {
+		const struct rg_peak *pk = &m->peaks[i];
+		if (!pk->has_fw)
+			continue;
+		open_(j, NULL, '{');
+		u64(j, "pid", rep_pid(r->a, i));
+		u64(j, "allocated_bytes", pk->fw);
+		u64(j, "time_ns", pk->fw_t);
+		if (pk->fw_group >= 0) {
+			cstr(j, "range", rg_group_name(buf, sizeof buf, &m->groups[pk->fw_group]));
+			cstr(j, "name", m->names[pk->fw_nm].name);
+		} else {
+			null(j, "range");
+		}
+		rg_at_json(j, m, &pk->fw_at);
+		rg_split_json(j, m, &pk->fw_split);
+		close_(j, '}');
+	}
+	close_(j, ']');
+	open_(j, "ooms", '[');
+	for (uint32_t i = 0; i < m->nooms; i++) {
+		const struct fw_oom *o = &r->a->fw->ooms[i];
+		open_(j, NULL, '{');
+		u64(j, "pid", rep_pid(r->a, o->proc));
+		i64(j, "device", o->dev);
+		u64(j, "requested_bytes", o->requested);
+		u64(j, "time_ns", o->st.t);
+		rg_at_json(j, m, &o->at);
+		rg_split_json(j, m, &m->ooms[i].split);
+		close_(j, '}');
+	}
+	close_(j, ']');
+	open_(j, "modules", '[');
+	for (uint32_t i = 0; i < m->nnames; i++) {
+		const struct rg_name *e = &m->names[i];
+		if (e->kind != RG_MODULE || !e->has_peak || !m->has_fw)
+			continue;
+		open_(j, NULL, '{');
+		cstr(j, "module", e->name);
+		u64(j, "pid", rep_pid(r->a, e->peak_proc));
+		u64(j, "peak_allocated", e->fw_peak);
+		u64(j, "peak_time_ns", e->fw_peak_t);
+		if (e->peak_step >= 0)
+			u64(j, "peak_step", m->inst[e->peak_step].step_no);
+		else
+			null(j, "peak_step");
+		u64(j, "own_bytes", e->split.own);
+		rg_split_json(j, m, &e->split);
+		close_(j, '}');
+	}
+	close_(j, ']');
+	open_(j, "categories_notes", '{');
+	u64(j, "notes", m->cats.notes);
+	u64(j, "entries", m->cats.entries);
+	u64(j, "unmatched", m->cats.unmatched);
+	u64(j, "unreadable", m->cats.bad);
+	u64(j, "cut", m->cats.bad_notes);
+	close_(j, '}');
 	open_(j, "ranges", '[');
 	for (uint32_t g = 0; g < m->ngroups; g++) {
 		const struct rg_group *gr = &m->groups[g];
@@ -791,6 +982,7 @@ int report_json(const struct report *r, FILE *f)
 		device(&j, r, r->gdevs[i]);
 	close_(&j, ']');
 	ranges_json(&j, r);
+	nvtx_pools_json(&j, r);
 	open_(&j, "peak_all_devices", '{');
 	u64(&j, "reserved_bytes", a->gpeak_all);
 	u64(&j, "time_ns", a->gpeak_all_time);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/framework.h"
 #include "model/ranges.h"
 #include "views/format.h"
 #include "views/report-ranges.h"
@@ -44,26 +45,132 @@ static void qname(FILE *f, const char *s)
 	putc('\'', f);
 }
 
-/* "'forward' (step 3)" */
-static void where(FILE *f, const struct rg_model *m, int inst, int step)
+/* "step 3, phase forward, module GPT.layers.3" (what is known of at),
+   each part after sep, then ", "; the number of parts. */
+static int at_words(FILE *f, const struct rg_model *m, const struct rg_at *at, const char *sep)
+{
+	int n = 0;
+
+	if (at->step >= 0)
+		fprintf(f, "%sstep %" PRIu32, n++ ? ", " : sep, m->inst[at->step].step_no);
+	if (at->phase >= 0) {
+		fprintf(f, "%sphase ", n++ ? ", " : sep);
+		rep_text_str(f, m->names[at->phase].name, strlen(m->names[at->phase].name));
+	}
+	if (at->module >= 0) {
+		fprintf(f, "%smodule ", n++ ? ", " : sep);
+		rep_text_str(f, m->names[at->module].name, strlen(m->names[at->module].name));
+	}
+	return n;
+}
+
+/* "in range 'forward' (step 3, phase forward, module GPT.layers.3)" */
+static void where(FILE *f, const struct rg_model *m, int group, int nm, const struct rg_at *at)
 {
 	char buf[512];
 
-	if (inst >= 0) {
+	if (group >= 0) {
 		fputs("in range ", f);
-		qname(f, rg_group_name(buf, sizeof buf, &m->groups[m->inst[inst].group]));
-		if (m->inst[inst].name && strcmp(m->inst[inst].name, m->groups[m->inst[inst].group].name)) {
+		qname(f, rg_group_name(buf, sizeof buf, &m->groups[group]));
+		if (nm >= 0 && strcmp(m->names[nm].name, m->groups[group].name)) {
 			fputs(" (", f);
-			qname(f, m->inst[inst].name);
+			qname(f, m->names[nm].name);
 			putc(')', f);
 		}
 	} else {
 		fputs("outside every range", f);
 	}
-	if (step >= 0 && step != inst)
-		fprintf(f, " (step %" PRIu32 ")", m->inst[step].step_no);
-	else if (step >= 0)
-		fprintf(f, " (step %" PRIu32 ")", m->inst[step].step_no);
+	if (at_words(f, m, at, " ("))
+		putc(')', f);
+}
+
+/* ": parameters 10.0 MiB, ..., temporaries 4.0 MiB; cache 8.0 MiB"; the
+   three named categories only when the run has categories notes. */
+static void split_words(FILE *f, const struct rg_model *m, const struct cat_split *s)
+{
+	if (!s->has)
+		return;
+	if (m->cats.notes) {
+		for (int c = 0; c < CAT_N; c++)
+			fprintf(f, "%s%s %s", c ? ", " : ": ", cat_name(c), SZ(s->bytes[c]));
+	} else {
+		fprintf(f, ": activations %s, other tensors %s (no categories note)",
+			SZ(s->bytes[CAT_ACTIVATIONS]), SZ(s->allocated - s->bytes[CAT_ACTIVATIONS]));
+	}
+	fprintf(f, "; cache %s", SZ(s->reserved > s->allocated ? s->reserved - s->allocated : 0));
+}
+
+/* "in step 2, phase forward, module X", else the range as where() says */
+static void where_fw(FILE *f, const struct rg_model *m, int group, int nm, const struct rg_at *at)
+{
+	if (!at_words(f, m, at, "in "))
+		where(f, m, group, nm, at);
+}
+
+static int cmp_module(const void *x, const void *y, void *ctx)
+{
+	const struct rg_model *m = ctx;
+	uint32_t i = *(const uint32_t *)x, j = *(const uint32_t *)y;
+	uint64_t pa = m->names[i].fw_peak, pb = m->names[j].fw_peak;
+
+	return pa > pb ? -1 : pa < pb ? 1 : (i > j) - (i < j);
+}
+
+/* The framework's side: each process's peak of allocated, each OOM, the
+   modules' peaks. */
+static void fw_lines(const struct report *r, FILE *f)
+{
+	const struct analysis *a = r->a;
+	const struct rg_model *m = a->ranges;
+	char tm[32];
+
+	for (int i = 0; m->peaks && i < m->nprocs; i++) {
+		const struct rg_peak *pk = &m->peaks[i];
+
+		if (!pk->has_fw)
+			continue;
+		if (a->nprocs > 1)
+			fprintf(f, "  pid %" PRIu32 ":", rep_pid(a, i));
+		fprintf(f, "  peak %s allocated ", SZ(pk->fw));
+		where_fw(f, m, pk->fw_group, pk->fw_nm, &pk->fw_at);
+		split_words(f, m, &pk->fw_split);
+		fprintf(f, " at %s\n", rep_time(tm, sizeof tm, pk->fw_t));
+	}
+	for (uint32_t i = 0; i < m->nooms; i++) {
+		const struct fw_oom *o = &a->fw->ooms[i];
+
+		fprintf(f, "  out of memory (pid %" PRIu32 ", device %d) asking %s ", rep_pid(a, o->proc),
+			o->dev, SZ(o->requested));
+		if (!at_words(f, m, &o->at, "in "))
+			fputs("outside every step, phase and module", f);
+		split_words(f, m, &m->ooms[i].split);
+		fprintf(f, " at %s\n", rep_time(tm, sizeof tm, o->st.t));
+	}
+	uint32_t nmod = 0, mods[m->nnames ? m->nnames : 1];
+	for (uint32_t i = 0; i < m->nnames; i++)
+		if (m->names[i].kind == RG_MODULE && m->names[i].has_peak)
+			mods[nmod++] = i;
+	if (!nmod)
+		return;
+	qsort_r(mods, nmod, sizeof mods[0], cmp_module, (void *)m);
+	fprintf(f, "  modules (domain torch.module): %" PRIu32 ", by their highest allocated while "
+		"open; held by its tensors: those allocated inside it then\n", nmod);
+	for (uint32_t k = 0; k < nmod && k < RG_TABLE; k++) {
+		const struct rg_name *e = &m->names[mods[k]];
+
+		fputs("    ", f);
+		rep_text_str(f, e->name, strlen(e->name));
+		fprintf(f, "%*s %10s", strlen(e->name) < 30 ? (int)(30 - strlen(e->name)) : 0, "",
+			SZ(e->fw_peak));
+		if (e->peak_step >= 0)
+			fprintf(f, "  step %" PRIu32, m->inst[e->peak_step].step_no);
+		fprintf(f, "  held by its tensors %s", SZ(e->split.own));
+		split_words(f, m, &e->split);
+		putc('\n', f);
+	}
+	if (nmod > RG_TABLE)
+		fprintf(f, "    ... and %" PRIu32 " more modules (memtrace report --json lists all)\n",
+			nmod - RG_TABLE);
 }
 
 static int cmp_peak(const void *x, const void *y, void *ctx)
@@ -87,8 +194,8 @@ void report_ranges_text(const struct report *r, FILE *f)
 	uint32_t ntests = 0;
 	for (uint32_t i = 0; i < m->ninst; i++)
 		ntests += m->inst[i].origin == MT_ORIGIN_PYTEST;
-	fprintf(f, "\nranges and steps (NVTX, memtrace's markers): %" PRIu32 " range instance%s "
-		"of %" PRIu32 " range%s, %" PRIu64 " mark%s\n", m->ninst, m->ninst == 1 ? "" : "s",
+	fprintf(f, "\nranges and steps (NVTX, memtrace's markers): %" PRIu64 " range instance%s "
+		"of %" PRIu32 " range%s, %" PRIu64 " mark%s\n", m->instances, m->instances == 1 ? "" : "s",
 		m->ngroups, m->ngroups == 1 ? "" : "s", m->marks, m->marks == 1 ? "" : "s");
 	for (int i = 0; m->peaks && i < m->nprocs; i++) {
 		const struct rg_peak *pk = &m->peaks[i];
@@ -98,9 +205,11 @@ void report_ranges_text(const struct report *r, FILE *f)
 		if (a->nprocs > 1)
 			fprintf(f, "  pid %" PRIu32 ":", rep_pid(a, i));
 		fprintf(f, "  peak %s reserved ", SZ(pk->reserved));
-		where(f, m, pk->inst, pk->step);
+		where(f, m, pk->group, pk->nm, &pk->at);
 		fprintf(f, " at %s\n", rep_time(tm, sizeof tm, pk->t));
 	}
+	if (m->has_fw)
+		fw_lines(r, f);
 	if (m->ngroups) {
 		uint32_t order[RG_TABLE], n = 0, all[m->ngroups];
 
@@ -147,6 +256,10 @@ void report_ranges_text(const struct report *r, FILE *f)
 			if (m->has_fw)
 				fprintf(f, "  framework allocated peak %s, at its end %s", SZ(in->fw_peak),
 					SZ(in->fw1));
+			if (m->cats.notes && in->split.has) {
+				fputs("\n      at its allocated peak", f);
+				split_words(f, m, &in->split);
+			}
 			putc('\n', f);
 		}
 		if (m->nsteps > 10)
@@ -194,15 +307,23 @@ void report_ranges_text(const struct report *r, FILE *f)
 	if (m->left_open) {
 		fprintf(f, "  said: %" PRIu64 " range%s left open when the process ended (first ",
 			m->left_open, m->left_open == 1 ? "" : "s");
-		qname(f, m->inst[m->left_open_inst].name);
+		qname(f, m->names[m->left_open_nm].name);
 		fputs("): measured to the end\n", f);
 	}
 	if (m->ends_other_thread) {
 		fprintf(f, "  said: %" PRIu64 " range%s ended on another thread than it started (first ",
 			m->ends_other_thread, m->ends_other_thread == 1 ? "" : "s");
-		qname(f, m->inst[m->other_thread_inst].name);
+		qname(f, m->names[m->other_thread_nm].name);
 		fputs("): measured across threads\n", f);
 	}
+	if (m->cats.unmatched)
+		fprintf(f, "  said: %" PRIu64 " of %" PRIu64 " storages named by categories notes were "
+			"inside no live tensor block: not counted\n", m->cats.unmatched, m->cats.entries);
+	if (m->cats.bad || m->cats.bad_notes)
+		fprintf(f, "  said: categories notes: %" PRIu64 " line%s unreadable, %" PRIu64 " note%s "
+			"missing a category's line (cut): the storages lost count as activations or "
+			"temporaries unless another note names them\n", m->cats.bad,
+			m->cats.bad == 1 ? "" : "s", m->cats.bad_notes, m->cats.bad_notes == 1 ? "" : "s");
 	if (m->not_followed)
 		fprintf(f, "  said: %" PRIu64 " range%s opened while %d were open in the process: "
 			"not measured\n", m->not_followed, m->not_followed == 1 ? "" : "s", RG_MAX_OPEN);

@@ -11,6 +11,7 @@
 #include "model/framework.h"
 #include "model/report.h"
 #include "views/format.h"
+#include "views/report-nvtxmem.h"
 #include "views/report-ranges.h"
 
 /* A size in a rotating buffer: up to 8 per printf. */
@@ -747,6 +748,7 @@ int report_text(const struct report *r, FILE *f)
 	}
 	framework(f, r);
 	report_ranges_text(r, f);
+	report_nvtxmem_text(r, f);
 	for (int i = 0; i < a->nprocs; i++)
 		if (r->fw_off[i].p) {
 			fprintf(f, "\nnote: pid %" PRIu32 ": PyTorch's tensors were not recorded: ", rep_pid(a, i));

@@ -45,6 +45,10 @@
  *        program's own units of time (NVTX ranges and marks, memtrace's
  *        marker API: include/memtrace/markers.h); a 2.1 trace without
  *        any marked none that memtrace saw. 2.0 readers skip both types
+ *   2.2  NVTX memory records may be present (MT_REC_NVTX_MEM): heaps and
+ *        regions a pool allocator announced through nvToolsExtMem.h; a
+ *        2.2 trace without any had no NVTX memory call that memtrace saw.
+ *        2.1 readers skip the type
  *
  * Compact records (format 2). A byte b >= 0x80 where a record starts is a
  * compact record: its body is the (b & 0x7f) bytes after b, and b is
@@ -87,7 +91,7 @@
 
 #define MT_MAGIC "MEMTRACE"        /* 8 bytes, no terminating NUL on disk */
 #define MT_FORMAT_VERSION 2        /* bump on any incompatible layout change */
-#define MT_FORMAT_MINOR 1          /* bump when writers promise more (above) */
+#define MT_FORMAT_MINOR 2          /* bump when writers promise more (above) */
 #define MT_FILE_HEADER_SIZE 64
 #define MT_SLAB_SIZE (64 * 1024)   /* power of two; records never cross it */
 #define MT_SLAB_MAGIC 0x424c534du  /* "MSLB" little-endian */
@@ -142,6 +146,7 @@ enum mt_record_type {
 	MT_REC_OWNER = 19,          /* 16 B: a new owner of the slab (2.0) */
 	MT_REC_RANGE = 20,          /* 16/24 B: a range, mark or name (2.1) */
 	MT_REC_STRING = 21,         /* long: an interned string (2.1) */
+	MT_REC_NVTX_MEM = 22,       /* long: an NVTX heap or region (2.2) */
 };
 
 /* A compact record's first byte (format 2.0): 0x80 | body length. */
@@ -525,6 +530,7 @@ enum mt_range_origin {
 	MT_ORIGIN_C = 2,            /* include/memtrace/markers.h */
 	MT_ORIGIN_PYTHON = 3,       /* python/memtrace.py */
 	MT_ORIGIN_PYTEST = 4,       /* python/memtrace_pytest.py: a test */
+	MT_ORIGIN_TORCH = 5,        /* python/memtrace_hooks.py: PyTorch steps, phases, modules */
 };
 
 struct mt_range {
@@ -553,6 +559,66 @@ struct mt_string {
 	struct mt_long_head lh;
 	uint32_t id;
 	uint32_t len;
+};
+
+/*
+ * MT_REC_NVTX_MEM (long, format 2.2): one heap or region operation of
+ * NVTX's memory extension (nvToolsExtMem.h), as a pool allocator announces
+ * the memory it sub-allocates: nvtxMemHeapRegister (a heap: address, size,
+ * usage), nvtxMemHeapUnregister, nvtxMemHeapReset (its regions dropped),
+ * nvtxMemRegionsRegister / Resize / Unregister (sub-allocations; a batch
+ * is one record per region, in its order). head.a = enum mt_nvtx_mem_op,
+ * head.b = 0. Written in the calling thread's slab at the time of the
+ * call, after the chained tool (if any) answered, so its thread and time
+ * are read as an event's. Fields:
+ *   domain  the nvtxDomainHandle_t the program passed, as memtrace handed
+ *           it out (0: the default domain); its name is in the heap's
+ *           HEAP_REGISTER record of the same domain
+ *   heap    the heap handle the program got back from nvtxMemHeapRegister
+ *           (HEAP_* and REGION_REGISTER; 0: NVTX_MEM_HEAP_HANDLE_PROCESS_WIDE)
+ *   addr, size  HEAP_REGISTER the heap's range; REGION_REGISTER the
+ *           region's; REGION_RESIZE the region (by its address) and its new
+ *           size; REGION_UNREGISTER by pointer the address
+ *   handle  REGION_REGISTER the region handle the program got (its address
+ *           unless a chained tool gave its own); REGION_UNREGISTER by
+ *           handle that handle
+ *   usage   HEAP_REGISTER the NVTX_MEM_HEAP_USAGE_* bits; REGION_UNREGISTER
+ *           the reference type (NVTX_MEM_REGION_REF_TYPE_*: 1 pointer,
+ *           2 handle)
+ *   type    NVTX_MEM_TYPE_* of the heap or regions (1: virtual address,
+ *           the only one whose addr and size the recorder reads; others
+ *           are recorded with addr and size 0)
+ *   stack_id  the call's stack, as an allocation's (0: none)
+ * HEAP_REGISTER's names follow the fixed part: the domain's name
+ * (domain_len bytes, 0 for the default domain) then the heap's message
+ * (name_len bytes, ASCII or converted from wide, 0: none), each cut at
+ * MT_STRING_MAX, then zeros to a multiple of 8. Misuse (a region outside
+ * its heap, an unknown handle) is recorded as it happened, for the
+ * analyzer to say.
+ */
+enum mt_nvtx_mem_op {
+	MT_NVMEM_HEAP_REGISTER = 1,
+	MT_NVMEM_HEAP_UNREGISTER = 2,
+	MT_NVMEM_HEAP_RESET = 3,
+	MT_NVMEM_REGION_REGISTER = 4,
+	MT_NVMEM_REGION_RESIZE = 5,
+	MT_NVMEM_REGION_UNREGISTER = 6,
+};
+
+struct mt_nvtx_mem {
+	struct mt_long_head lh;
+	uint32_t time_delta;
+	uint32_t stack_id;
+	uint64_t domain;
+	uint64_t heap;
+	uint64_t addr;
+	uint64_t size;
+	uint64_t handle;
+	uint32_t usage;
+	uint32_t type;
+	uint16_t domain_len;
+	uint16_t name_len;
+	uint32_t pad;
 };
 
 /* MT_REC_NOTE (long): text follows the fixed part (len bytes, no NUL). */

@@ -6,9 +6,14 @@
  * returns 100 + its depth, a domain is its own handle, a start's id is
  * 7000 + n) so the test can tell that the program saw the tool's answers
  * and the tool saw its own handles. NVTXTOOL_FAIL=1: its init returns 0.
+ * It implements NVTX's memory extension too (for t652): heaps get handles
+ * 0x7000, 0x7010, ..., regions 0x9000, 0x9001, ... when the program asks
+ * for them, and region names (which memtrace does not record) are logged.
  */
 #define NVTX_NO_IMPL
 #include <nvtx3/nvToolsExt.h>
+#include <nvtx3/nvToolsExtMem.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,5 +105,87 @@ __attribute__((visibility("default"))) int InitializeInjectionNvtx2(NvtxGetExpor
 	set(get, NVTX_CB_MODULE_CORE2, NVTX_CBID_CORE2_DomainRangePushEx, (NvtxFunctionPointer)domain_push);
 	set(get, NVTX_CB_MODULE_CORE2, NVTX_CBID_CORE2_DomainRangePop, (NvtxFunctionPointer)domain_pop);
 	set(get, NVTX_CB_MODULE_CORE2, NVTX_CBID_CORE2_DomainRegisterStringA, (NvtxFunctionPointer)reg_a);
+	return 1;
+}
+
+/* --- NVTX's memory extension --------------------------------------------- */
+
+static int nheaps, nregions;
+
+static const char *domain_name(nvtxDomainHandle_t d)
+{
+	for (int i = 0; i < ndomains; i++)
+		if ((const char *)(void *)d == domains[i])
+			return domains[i];
+	return "(not mine)";
+}
+
+static nvtxMemHeapHandle_t heap_register(nvtxDomainHandle_t d, const nvtxMemHeapDesc_t *desc)
+{
+	const nvtxMemVirtualRangeDesc_t *r = desc->typeSpecificDesc;
+
+	if (out)
+		fprintf(out, "heap_register %s %s %zu\n", domain_name(d),
+			desc->messageType == NVTX_MESSAGE_TYPE_ASCII ? desc->message.ascii : "-",
+			r ? r->size >> 20 : 0);
+	return (nvtxMemHeapHandle_t)(uintptr_t)(0x7000 + 0x10 * nheaps++);
+}
+
+static void heap_op(const char *what, nvtxDomainHandle_t d, nvtxMemHeapHandle_t h)
+{
+	if (out)
+		fprintf(out, "%s %s 0x%lx\n", what, domain_name(d), (unsigned long)(uintptr_t)h);
+}
+
+static void heap_unregister(nvtxDomainHandle_t d, nvtxMemHeapHandle_t h) { heap_op("heap_unregister", d, h); }
+static void heap_reset(nvtxDomainHandle_t d, nvtxMemHeapHandle_t h) { heap_op("heap_reset", d, h); }
+
+static void regions_register(nvtxDomainHandle_t d, const nvtxMemRegionsRegisterBatch_t *b)
+{
+	if (out)
+		fprintf(out, "regions_register %s 0x%lx %zu\n", domain_name(d),
+			(unsigned long)(uintptr_t)b->heap, b->regionCount);
+	for (size_t i = 0; b->regionHandleElementsOut && i < b->regionCount; i++)
+		b->regionHandleElementsOut[i] = (nvtxMemRegionHandle_t)(uintptr_t)(0x9000 + nregions++);
+}
+
+static void regions_resize(nvtxDomainHandle_t d, const nvtxMemRegionsResizeBatch_t *b)
+{
+	if (out)
+		fprintf(out, "regions_resize %s %zu\n", domain_name(d), b->regionDescCount);
+}
+
+static void regions_unregister(nvtxDomainHandle_t d, const nvtxMemRegionsUnregisterBatch_t *b)
+{
+	if (out)
+		fprintf(out, "regions_unregister %s %u %zu\n", domain_name(d), b->refType, b->refCount);
+}
+
+static void regions_name(nvtxDomainHandle_t d, const nvtxMemRegionsNameBatch_t *b)
+{
+	if (out)
+		fprintf(out, "regions_name %s %s\n", domain_name(d),
+			b->regionCount ? b->regionElements[0].name.ascii : "-");
+}
+
+__attribute__((visibility("default"))) int InitializeInjectionNvtxExtension(nvtxExtModuleInfo_t *info)
+{
+	if (getenv("NVTXTOOL_FAIL"))
+		return 0;
+	if (info->moduleId != NVTX_EXT_MODULEID_MEM || !info->segmentsCount)
+		return 1;
+	intptr_t *slots = info->segments[0].functionSlots;
+	size_t n = info->segments[0].slotCount;
+
+	logf_("mem init%s %ld", "", 0);
+	if (n > NVTX3EXT_CBID_nvtxMemRegionsName) {
+		slots[NVTX3EXT_CBID_nvtxMemHeapRegister] = (intptr_t)heap_register;
+		slots[NVTX3EXT_CBID_nvtxMemHeapUnregister] = (intptr_t)heap_unregister;
+		slots[NVTX3EXT_CBID_nvtxMemHeapReset] = (intptr_t)heap_reset;
+		slots[NVTX3EXT_CBID_nvtxMemRegionsRegister] = (intptr_t)regions_register;
+		slots[NVTX3EXT_CBID_nvtxMemRegionsResize] = (intptr_t)regions_resize;
+		slots[NVTX3EXT_CBID_nvtxMemRegionsUnregister] = (intptr_t)regions_unregister;
+		slots[NVTX3EXT_CBID_nvtxMemRegionsName] = (intptr_t)regions_name;
+	}
 	return 1;
 }

@@ -13,6 +13,9 @@
  *                       step 3: 30, forward 50 (the run's peak), backward 35
  *                     so the run's peak is 50 MiB in 'forward' (step 3), and
  *                     reserved grows 10 MiB a step from keep().
+ *   rt-nvtx train N K F   the same with N steps numbered from F, each
+ *                     keeping K MiB (defaults 3 10 1): step F + i - 1
+ *                     (i from 1) peaks at K i + 20 MiB, ends at K i
  *   rt-nvtx threads   two threads, each in a range of its own ("worker A"
  *                     holds 8 MiB, "worker B" 4 MiB, one after the other),
  *                     in domain "pool"
@@ -35,9 +38,9 @@
 
 #define MiB (1u << 20)
 
-static void *keep(void) { void *p; CK(cudaMalloc(&p, 10 * MiB)); return p; }
+static void *keep(size_t mib) { void *p; CK(cudaMalloc(&p, mib * MiB)); return p; }
 
-static void step(int n, nvtxDomainHandle_t io, nvtxStringHandle_t load)
+static void step(int n, size_t kept, nvtxDomainHandle_t io, nvtxStringHandle_t load)
 {
 	char name[32];
 	void *f, *b;
@@ -50,7 +53,7 @@ static void step(int n, nvtxDomainHandle_t io, nvtxStringHandle_t load)
 	a.messageType = NVTX_MESSAGE_TYPE_REGISTERED;
 	a.message.registered = load;
 	nvtxDomainRangePushEx(io, &a);
-	keep();
+	keep(kept);
 	nvtxDomainRangePop(io);
 	nvtxRangePushA("forward");
 	CK(cudaMalloc(&f, 20 * MiB));
@@ -63,14 +66,14 @@ static void step(int n, nvtxDomainHandle_t io, nvtxStringHandle_t load)
 	nvtxRangePop();
 }
 
-static void train(void)
+static void train(int steps, size_t kept, int first)
 {
 	nvtxNameOsThreadA((uint32_t)syscall(SYS_gettid), "trainer");
 	nvtxDomainHandle_t io = nvtxDomainCreateA("io");
 	nvtxStringHandle_t load = nvtxDomainRegisterStringA(io, "load");
 	nvtxMarkA("epoch 1");
-	for (int i = 1; i <= 3; i++)
-		step(i, io, load);
+	for (int i = 0; i < steps; i++)
+		step(first + i, kept, io, load);
 }
 
 static pthread_mutex_t turn = PTHREAD_MUTEX_INITIALIZER;
@@ -177,7 +180,8 @@ int main(int argc, char **argv)
 	const char *mode = argc > 1 ? argv[1] : "train";
 
 	if (!strcmp(mode, "train"))
-		train();
+		train(argc > 2 ? atoi(argv[2]) : 3, argc > 3 ? (size_t)atol(argv[3]) : 10,
+		      argc > 4 ? atoi(argv[4]) : 1);
 	else if (!strcmp(mode, "threads"))
 		threads();
 	else if (!strcmp(mode, "misuse"))

@@ -3,7 +3,7 @@
 command that reads one, with a check of what each must say.
 
   fuzz2.py --memtrace BIN --work DIR [--seed N] [--seconds S] [--mutants N]
-           [--jobs J] [--strict-top] [--strict-known] SEED.bin...
+           [--jobs J] SEED.bin...
 
 Each SEED is a real format-2 trace (several threads, slabs reused by
 short threads (MT_REC_OWNER), framework records, ...: tests/t413 makes
@@ -12,7 +12,8 @@ seeded with (N, i) alone, so a failure is replayed by its number whatever
 ran before or beside it; the first `--mutants` (or as many as `--seconds`
 allow) are run, J at a time. Every mutant goes through report (text),
 report --json, dump, check, view, export (perfetto, collapsed,
-torch-snapshot) and top --once, each under a 20 s limit.
+torch-snapshot), top --once and top --once --dir (the live follower of
+analyze/live/follow.c alone), each under a 20 s limit.
 
 What is checked (a failure prints one line and keeps the mutant in DIR):
 
@@ -38,10 +39,8 @@ What is checked (a failure prints one line and keeps the mutant in DIR):
      slab's records): the report, its JSON and the dump are those of the
      seed, unless a warning (a torn record, say) or a refusal says why not;
    - dup: a claimed slab copied over an unclaimed one or appended: the
-     same report as the seed's, or a warning (dup-fw: a slab holding
-     framework records; that the reader says nothing of it is known, the
-     overlap check of issue 25 row 9 leaves those slabs out: counted and
-     printed, a failure only with --strict-known);
+     same report as the seed's, or a warning (dup-fw: the same, of a slab
+     holding framework records);
    - swap: two claimed slabs exchanged: the same report as the seed's, or
      a warning.
  Not checked, because no reader can tell them from an undamaged trace
@@ -49,10 +48,15 @@ What is checked (a failure prints one line and keeps the mutant in DIR):
  count): a byte changed inside a record (it may make another valid
  record: flip), a slab's magic zeroed (it reads as a slab never claimed:
  zero), the file cut on a slab boundary (cut-slab). Those still get every
- check of the first two groups. top --once reads the traces with its own
- follower (analyze/live/follow.c); that it refuses or warns as report
- does is issue 25 row 1: counted and printed, a failure only with
- --strict-top.
+ check of the first two groups.
+ the live follower says what the reader says (issue 25 row 1):
+   - top --once on the trace refuses what report refuses;
+   - top --once --dir (the follower alone, which validates the records as
+     they are read) on a trace report refuses either shows no process
+     (a header it cannot follow) or warns with report's own error line,
+     its figures stopping before the damage; on a trace report loads, it
+     gives report's warnings (but "holds no records": a trace without
+     records is no process to the follower, which shows none).
 
 Exit status 0 when every check held, 1 when one did not, 2 usage.
 """
@@ -190,6 +194,7 @@ COMMANDS = [
     ('collapsed', ['export', '--format', 'collapsed', '-o', '{dir}/out.folded']),
     ('torch', ['export', '--format', 'torch-snapshot', '-o', '{dir}/out.pickle']),
     ('top', ['top', '--once', '--bytes']),
+    ('live', ['top', '--once', '--bytes', '--dir', '.', None]),
 ]
 PIPELINE = ['report', 'json', 'view', 'perfetto', 'collapsed', 'torch']
 
@@ -199,7 +204,8 @@ def run_all(memtrace, path):
     out = {}
     for name, args in COMMANDS:
         # run beside the trace, named as the seed is: the same text out
-        argv = [memtrace] + [a.replace('{dir}/', '') for a in args] + [os.path.basename(path)]
+        argv = [memtrace] + [a.replace('{dir}/', '') for a in args if a] + \
+            ([] if None in args else [os.path.basename(path)])
         try:
             p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                timeout=20, cwd=d)
@@ -221,9 +227,27 @@ def said(r):
     figures that do not fit its own counters, say)."""
     return said_trace(r) or b'warning:' in r['report'][1]
 
-def judge(kind, r, base, strict_known):
-    """The broken promises, as short lines, and the known ones apart."""
-    bad, known = [], []
+def live_judge(r):
+    """What the live follower broke of its promises (the docstring's last group)."""
+    st, out, err = r['live']
+    # the follower names the trace ./trace.bin
+    said = [l.replace("'./", "'") for l in warnings(err)]
+    rs, rerr = r['report'][0], r['report'][2].decode('utf-8', 'replace').strip()
+    if st != 0:
+        return ['live: exit status %s' % st]
+    if rs != 0:
+        msg = rerr[len('memtrace: '):] if rerr.startswith('memtrace: ') else rerr
+        if out.startswith(b'memtrace top: 0 process') or any(msg in l for l in said):
+            return []
+        return ['live shows a trace report refuses (%s) without its line' % msg[:120]]
+    want = warnings(r['report'][2])
+    if out.startswith(b'memtrace top: 0 process'):
+        want = [l for l in want if 'holds no records' not in l]
+    return [] if said == want else ['live warns %s where report warns %s' % (said, want)]
+
+def judge(kind, r, base):
+    """The broken promises, as short lines."""
+    bad = []
     for name, (st, out, err) in r.items():
         if st == 'hang':
             bad.append('%s: no end in 20 s' % name)
@@ -234,10 +258,10 @@ def judge(kind, r, base, strict_known):
             line = [l for l in err.decode('utf-8', 'replace').splitlines()
                     if 'runtime error' in l or 'Sanitizer' in l][0]
             bad.append('%s: %s' % (name, line[:200]))
-        if name not in ('check', 'top') and st in (1, 2) and len(err.splitlines()) != 1:
+        if name not in ('check', 'top', 'live') and st in (1, 2) and len(err.splitlines()) != 1:
             bad.append('%s: refused with %d lines on stderr' % (name, len(err.splitlines())))
     if bad:
-        return bad, known
+        return bad
     rs = r['report'][0]
     for name in PIPELINE[1:]:
         if (r[name][0] == 0) != (rs == 0):
@@ -253,9 +277,10 @@ def judge(kind, r, base, strict_known):
     if kind in ('ignored', 'dup', 'dup-fw', 'swap') and not said(r):
         for name in ('report', 'json') + (('dump',) if kind == 'ignored' else ()):
             if r[name][1] != base[name][1]:
-                (known if kind == 'dup-fw' and not strict_known else bad).append(
-                    '%s: no warning, and not what the seed gives' % name)
-    return bad, known
+                bad.append('%s: no warning, and not what the seed gives' % name)
+    if r['top'][0] == 0 and rs != 0:
+        bad.append('top --once shows a trace report refuses')
+    return bad + live_judge(r)
 
 def main():
     ap = argparse.ArgumentParser()
@@ -265,8 +290,6 @@ def main():
     ap.add_argument('--seconds', type=float, default=0)
     ap.add_argument('--mutants', type=int, default=0)
     ap.add_argument('--jobs', type=int, default=os.cpu_count() or 1)
-    ap.add_argument('--strict-top', action='store_true')
-    ap.add_argument('--strict-known', action='store_true')
     ap.add_argument('seeds', nargs='+')
     a = ap.parse_args()
     if not a.seconds and not a.mutants:
@@ -297,15 +320,12 @@ def main():
         path = os.path.join(d, 'trace.bin')     # the seed's name: the same paths in output
         open(path, 'wb').write(m)
         r = run_all(memtrace, path)
-        bad, known = judge(kind, r, base, a.strict_known)
-        top_odd = r['top'][0] == 0 and r['report'][0] != 0
-        if top_odd and a.strict_top:
-            bad.append('top --once shows a trace report refuses')
+        bad = judge(kind, r, base)
         if not bad:
             shutil.rmtree(d, ignore_errors=True)
-        return i, kind, sname, what, bad, top_odd, bool(known)
+        return i, kind, sname, what, bad
 
-    start, failures, counts, top_odd, n, nknown = time.time(), 0, {}, 0, 0, 0
+    start, failures, counts, n = time.time(), 0, {}, 0
     with ThreadPoolExecutor(max_workers=max(1, a.jobs)) as ex:
         pending, i = [], 0
         while True:
@@ -319,11 +339,9 @@ def main():
             if not pending:
                 break
             f = pending.pop(0)
-            idx, kind, sname, what, bad, odd, kn = f.result()
+            idx, kind, sname, what, bad = f.result()
             n += 1
             counts[kind] = counts.get(kind, 0) + 1
-            top_odd += odd
-            nknown += kn
             if bad:
                 failures += 1
                 print('FAIL mutant %d (%s %s of %s, kept in %s/m%d): %s' %
@@ -331,13 +349,6 @@ def main():
     print('fuzz2: %d mutants (%s) of %d seeds, seed %d, in %.0f s: %d failed' %
           (n, ', '.join('%s %d' % kv for kv in sorted(counts.items())), len(seeds), a.seed,
            time.time() - start, failures))
-    if nknown:
-        print('fuzz2: known, not failed (--strict-known): %d framework slabs copied twice '
-              'changed the figures without a warning (the reader\'s overlap check leaves '
-              'framework slabs out)' % nknown)
-    if top_odd:
-        print('fuzz2: known, not failed (--strict-top): top --once showed figures of %d '
-              'that report refuses (issue 25 row 1)' % top_odd)
     return 1 if failures else 0
 
 if __name__ == '__main__':

@@ -330,6 +330,9 @@ static void *roundtrip_thread(void *arg)
 		/* the first alloc's kind, device, api and stack again */
 		{ MT_CT_ALLOC, MT_KIND_DEVICE | MT_KIND_RUNTIME, 0, MT_API_cudaMalloc, now + 3, 0x7ffff000, 4096, 1, 0, 0, { 0, 0 } },
 	};
+	/* A slab of its own first: a young thread's events would go to the
+	   shared young slabs, split between them where time goes back. */
+	mt_note(t, "a slab of its own");
 	for (size_t i = 0; i < sizeof w / sizeof w[0]; i++) {
 		if (i == 3)
 			mt_note(t, "a classic record between compact ones");

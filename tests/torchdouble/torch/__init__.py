@@ -23,7 +23,10 @@
 #   synchronize, empty_cache, memory_stats, memory_allocated,
 #   max_memory_allocated, memory_reserved, max_memory_reserved,
 #   OutOfMemoryError, Stream, current_stream, default_stream, stream,
-#   set_stream, set_per_process_memory_fraction; Tensor.record_stream;
+#   set_stream, set_per_process_memory_fraction; Tensor.record_stream,
+#   .grad, .untyped_storage() and .backward(); torch.autograd.backward,
+#   torch.nn.Module and Parameter, torch.optim.Optimizer (the surface of
+#   memtrace_hooks.py, see their files);
 #   reset_peak_memory_stats; torch.cuda.memory: get_allocator_backend
 #   ("native", or "cudaMallocAsync" with that backend), _record_memory_history,
 #   _snapshot, _dump_snapshot,
@@ -172,7 +175,10 @@ class device:
 class Tensor:
     """A tensor that owns its memory and nothing else: its block goes back
     to the caching allocator (free_requested, free_completed) when the
-    object dies."""
+    object dies. .grad is an attribute (None until a program sets it: the
+    double has no autograd)."""
+
+    grad = None
 
     def __init__(self, shape, dt, dev, block):
         self.shape = shape
@@ -203,8 +209,16 @@ class Tensor:
     def data_ptr(self):
         return self._block.ptr if self._block is not None else 0
 
+    def untyped_storage(self):
+        """Tensor.untyped_storage() (torch/_tensor.py @v2.4.0): the storage
+        the tensor views; the double's tensors are their whole storage."""
+        return _Storage(self.data_ptr(), self.nbytes)
+
     def get_device(self):
         return self.device.index if self.is_cuda else -1
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        autograd.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     def record_stream(self, stream):
         """Tensor.record_stream: the block is not reused before the work
@@ -226,6 +240,20 @@ class Tensor:
         except Exception:
             # at interpreter exit the allocator may be gone: nothing to do
             pass
+
+
+class _Storage(object):
+    """torch.UntypedStorage's data_ptr() and nbytes() (torch/storage.py
+    @v2.4.0)."""
+
+    def __init__(self, ptr, nbytes):
+        self.ptr, self.n = ptr, nbytes
+
+    def data_ptr(self):
+        return self.ptr
+
+    def nbytes(self):
+        return self.n
 
 
 def empty(*size, dtype=None, device="cuda"):
@@ -251,3 +279,4 @@ def empty(*size, dtype=None, device="cuda"):
 
 
 from . import cuda  # noqa: E402
+from . import autograd, nn, optim  # noqa: E402,F401
