@@ -10,6 +10,7 @@
 
 #include "cli/cmd.h"
 #include "cli/pipeline.h"
+#include "model/ranges.h"
 #include "views/export.h"
 #include "views/export-parquet.h"
 #include "views/plot.h"
@@ -85,6 +86,7 @@ static int run_export(char **files, int nfiles, struct pipeline_opts *o, enum fm
 		return status;
 	}
 	o->no_db = 1;
+	ranges_keep_log(fmt == FMT_PERFETTO);   /* its slices and marks */
 	if (fmt == FMT_TORCH) {
 		if (!(m = plot_map_new(SIZE_MAX))) {
 			cli_error("out of memory");
@@ -123,6 +125,8 @@ static int run_export(char **files, int nfiles, struct pipeline_opts *o, enum fm
 		cli_error("%s", err);
 	else
 		status = 0;
+	if (!rc && fmt == FMT_PERFETTO && export_ranges_cut(p.a->ranges, err, sizeof(err)))
+		cli_warn("%s", err);
 done:
 	pipeline_free(&p);
 	plot_map_free(m);

@@ -13,6 +13,7 @@
 
 #include "cli/cmd.h"
 #include "cli/pipeline.h"
+#include "model/ranges.h"
 #include "views/html.h"
 
 static const char usage_text[] =
@@ -90,6 +91,7 @@ int cmd_view(int argc, char **argv)
 	sink = plot_map_sink(m);
 	o.no_db = 1;
 	o.sink = &sink;
+	ranges_keep_log(1);     /* the ranges drawn on the timelines */
 	if (pipeline_run(&p, files, nfiles, &o, warn, &status, err, sizeof(err))) {
 		cli_error("%s", err);
 		goto out;

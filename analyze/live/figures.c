@@ -4,8 +4,9 @@
  *
  * The GPU figures are read from the analysis (an_dev, an_proc, an_site,
  * failures, OOM retry signatures), the framework's from its model (fw_dev,
- * fw_site: framework.c, fed by the same pass) and the shared memory state
- * from shm.c over the records fed. Sites are the report's: sites_build()
+ * fw_site: framework.c, fed by the same pass), the ranges' (ranges_now of
+ * ranges.c, the same pass: the step and range open now, the last step's
+ * peak) and the shared memory state from shm.c over the records fed. Sites are the report's: sites_build()
  * groups the pass's stacks as the report does, each shown by its id and
  * rep_site_name(); tensor sites by their id and fw_site_name().
  */
@@ -19,6 +20,7 @@
 
 #include "live/figures.h"
 #include "model/framework.h"
+#include "model/ranges.h"
 #include "model/report.h"
 #include "model/sites.h"
 #include "model/symbols.h"
@@ -312,6 +314,21 @@ static void host_of(const struct analysis *a, int proc, char *buf, size_t len)
 	buf[hl] = 0;
 }
 
+/* Process i's step and range now, from the ranges model. */
+static void ranges_proc(struct lv_proc *p, const struct analysis *a, int i)
+{
+	struct rg_now now;
+
+	ranges_now(a, i, &now);
+	p->step = now.step ? now.step_no : 0;
+	snprintf(p->step_name, sizeof(p->step_name), "%s", now.step_name);
+	snprintf(p->range, sizeof(p->range), "%s", now.range_name);
+	p->has_last_step = now.last_step != NULL;
+	p->last_step = now.last_step_no;
+	p->last_step_peak = now.last_step ? now.last_step->res_peak : 0;
+	p->last_step_end = now.last_step ? now.last_step->res1 : 0;
+}
+
 int lv_update(struct lv *v, struct follow *f, enum lv_sort sort, int proc, int dev)
 {
 	struct analysis *a = follow_analysis(f);
@@ -362,7 +379,9 @@ int lv_update(struct lv *v, struct follow *f, enum lv_sort sort, int proc, int d
 		p->pinned = ap->host_live;
 		p->pinned_peak = ap->host_peak;
 		p->has_rss = p->state == LV_RUNNING && fp->local && read_rss(p->pid, &p->rss) == 0;
+		ranges_proc(p, a, i);
 	}
+	v->has_ranges = a->ranges != NULL;
 	for (uint32_t i = 0; i < a->nsites; i++)
 		v->procs[a->sites[i].proc].live_allocs += a->sites[i].count;
 	for (int i = 0; i < a->ndevs; i++) {
@@ -479,6 +498,31 @@ const char *lv_state_name(enum lv_state s)
 	       s == LV_DAMAGED ? "damaged" : "running";
 }
 
+/* The steps and ranges of each process now (v->has_ranges). */
+static void lv_text_ranges(FILE *out, const struct lv *v, int bytes)
+{
+	char b1[32], b2[32], st[16], ls[16];
+	int *order = calloc((size_t)(v->nprocs ? v->nprocs : 1), sizeof(int));
+
+	if (!order)
+		return;
+	lv_order(v, order);
+	fprintf(out, "\n%-6s %8s %6s %9s %12s %12s  %s\n", "RANGES", "PID", "STEP", "LAST STEP",
+		"ITS PEAK", "AT ITS END", "RANGE NOW");
+	for (int j = 0; j < v->nprocs; j++) {
+		const struct lv_proc *p = &v->procs[order[j]];
+
+		snprintf(st, sizeof(st), "%" PRIu32, p->step);
+		snprintf(ls, sizeof(ls), "%" PRIu32, p->last_step);
+		fprintf(out, "%-6s %8u %6s %9s %12s %12s  %s\n", "ranges", p->pid, p->step ? st : "-",
+			p->has_last_step ? ls : "-",
+			p->has_last_step ? sz(b1, sizeof(b1), p->last_step_peak, bytes) : "-",
+			p->has_last_step ? sz(b2, sizeof(b2), p->last_step_end, bytes) : "-",
+			*p->range ? p->range : "-");
+	}
+	free(order);
+}
+
 void lv_text(FILE *out, const struct lv *v, int bytes, int max_sites)
 {
 	char b1[32], b2[32], b3[32], b4[32], b5[32], b6[32], b7[32], b8[32];
@@ -570,6 +614,8 @@ void lv_text(FILE *out, const struct lv *v, int bytes, int max_sites)
 				sz(b2, sizeof(b2), t->peak, bytes), t->id, t->name);
 		}
 	}
+	if (v->has_ranges)
+		lv_text_ranges(out, v, bytes);
 	fprintf(out, "\n%4s %12s %8s %12s %5s  %s\n", "DEV", "LIVE", "COUNT",
 		v->marked ? "SINCE MARK" : "SINCE START", "ID", "SITE");
 	for (int i = 0; i < v->nsites && (max_sites < 0 || i < max_sites); i++) {
@@ -641,6 +687,28 @@ static void lv_json_fw(FILE *out, const struct lv *v)
 	fputs("\n    ]\n  }", out);
 }
 
+/* A process's step and range now (only when the run has ranges). */
+static void lv_json_ranges(FILE *out, const struct lv_proc *p)
+{
+	fputs(", \"step\": ", out);
+	if (p->step) {
+		fprintf(out, "{\"step\": %" PRIu32 ", ", p->step);
+		jstr(out, "name", p->step_name);
+		fputc('}', out);
+	} else {
+		fputs("null", out);
+	}
+	fputs(", ", out);
+	jstr(out, "range", *p->range ? p->range : NULL);
+	fputs(", \"last_step\": ", out);
+	if (p->has_last_step)
+		fprintf(out, "{\"step\": %" PRIu32 ", \"peak_reserved_bytes\": %" PRIu64
+			", \"reserved_at_end_bytes\": %" PRIu64 "}", p->last_step, p->last_step_peak,
+			p->last_step_end);
+	else
+		fputs("null", out);
+}
+
 void lv_json(FILE *out, const struct lv *v)
 {
 	int *order = calloc((size_t)(v->nprocs ? v->nprocs : 1), sizeof(int));
@@ -688,6 +756,8 @@ void lv_json(FILE *out, const struct lv *v)
 			fprintf(out, "%" PRIu64, p->rss);
 		else
 			fputs("null", out);
+		if (v->has_ranges)
+			lv_json_ranges(out, p);
 		fputs(", \"devices\": [", out);
 		for (int k = 0; k < v->npdevs; k++) {
 			const struct lv_pdev *d = &v->pdevs[k];

@@ -9,8 +9,10 @@
  * Every GPU figure is a field of struct analysis (model/analysis.h), as
  * `memtrace report` computes it for the records fed so far, and every
  * figure of a framework's allocator (PyTorch's) one of its struct
- * fw_model (model/framework.h), which the same pass feeds: nothing here
- * counts memory on its own. Sites are the report's (sites_build), named
+ * fw_model (model/framework.h), which the same pass feeds, and each
+ * figure of the program's ranges and steps one of its rg_model
+ * (model/ranges.h, read through ranges_now): nothing here counts memory
+ * on its own. Sites are the report's (sites_build), named
  * as every view names them (rep_site_name, fw_site_name).
  */
 #ifndef MEMTRACE_FIGURES_H
@@ -60,6 +62,13 @@ struct lv_proc {
 	uint64_t shm_bytes;         /* /dev/shm bytes of the segments it made */
 	uint64_t rss;               /* resident memory (0: not known) */
 	int has_rss;
+	/* its units of time now (ranges_now, model/ranges.h): the step open
+	   (0: none), the latest range open that is no step ("" none), the
+	   step that ended last (has_last_step) with its peak and its end */
+	uint32_t step, last_step;
+	int has_last_step;
+	uint64_t last_step_peak, last_step_end;
+	char step_name[256], range[256];
 };
 
 struct lv_site {
@@ -115,6 +124,7 @@ struct lv {
 	/* the framework's allocator: has_fw once an FW event was fed */
 	int has_fw;
 	uint64_t fw_events;
+	int has_ranges;             /* range records were fed */
 	struct lv_fwdev *fwdevs;
 	int nfwdevs;
 	struct lv_tsite *tsites;

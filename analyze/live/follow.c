@@ -31,6 +31,11 @@
  * whose stack has not been read yet waits (with everything after it) for
  * the next poll, unless its process ended or the poll flushes.
  *
+ * Range names (STRING records, model/ranges.h) are side records that the
+ * pass itself keeps: each goes to it as soon as it is read (the ranges
+ * that name it come after it in its slab), or, read before the pass
+ * began, at its start.
+ *
  * Damage: slabs and records are validated by the reader's own rules
  * (trace_slab_iter, the checks `memtrace report` makes); where the report
  * would refuse the rest of a trace, the records before it are fed, none
@@ -95,6 +100,9 @@ struct ftrace {
 	void *process;              /* a copy of its PROCESS record */
 	void **copies;              /* copies of its modules and stacks */
 	size_t ncopies, cap_copies;
+	struct trace_rec *strings;  /* STRING records read before the pass
+	                               began (copies): fed at its start */
+	size_t nstrings, cap_strings;
 	char cmd[64];
 	/* the run times of all its records read (ahead), and the slab of the
 	   last one */
@@ -579,6 +587,45 @@ static int side_open(struct follow *f, struct ftrace *ft)
 	return 0;
 }
 
+/* A STRING record: to the pass now, or kept for its start. */
+static int take_string(struct follow *f, struct ftrace *ft, const struct trace_rec *r)
+{
+	struct trace_rec c = *r;
+
+	if (f->a) {
+		struct srec sr = { *r, ft->proc, run_time(f, ft, r->time_ns) };
+
+		return analysis_feed(f->a, &sr);
+	}
+	if (!(c.p = copy_rec(r)) ||
+	    grow((void **)&ft->strings, &ft->cap_strings, ft->nstrings + 1, sizeof(c))) {
+		free((void *)c.p);
+		return -1;
+	}
+	ft->strings[ft->nstrings++] = c;
+	return 0;
+}
+
+/* The STRING records kept until the pass began, to it. */
+static int feed_strings(struct follow *f)
+{
+	for (int i = 0; i < f->nfiles; i++) {
+		struct ftrace *ft = f->files[i];
+
+		for (size_t k = 0; k < ft->nstrings; k++) {
+			struct srec sr = { ft->strings[k], ft->proc, run_time(f, ft, ft->strings[k].time_ns) };
+
+			if (analysis_feed(f->a, &sr))
+				return -1;
+			free((void *)ft->strings[k].p);
+		}
+		free(ft->strings);
+		ft->strings = NULL;
+		ft->nstrings = ft->cap_strings = 0;
+	}
+	return 0;
+}
+
 /* A side record: what the model looks up later, copied. */
 static int take_side(struct follow *f, struct ftrace *ft, const struct trace_rec *r)
 {
@@ -603,6 +650,10 @@ static int take_side(struct follow *f, struct ftrace *ft, const struct trace_rec
 		break;
 	case MT_REC_FW_STACK: case MT_REC_FW_INFO:
 		break;          /* taken by the walker ahead */
+	case MT_REC_STRING:
+		if (sp)
+			return take_string(f, ft, r);
+		break;
 	case MT_REC_DRIVER:
 		if (sp)
 			sp->driver_version = ((const struct mt_driver *)r->p)->driver_version;
@@ -946,7 +997,7 @@ static int slab_checked(struct ftrace *ft, struct fslab *sl)
 		return 0;
 	if (grow((void **)&ft->spans, &ft->cap_spans, ft->nspans + 1, sizeof(*ft->spans)))
 		return -1;
-	if (sl->span.fw)
+	if (trace_span_summed(&sl->span))
 		sl->span.sum = trace_slab_sum(sl->buf, sl->ahead.avail, ft->h.version);
 	ft->spans[ft->nspans++] = sl->span;
 	ft->st.overlapping = trace_count_overlaps(ft->spans, ft->nspans, &ft->st.overlap_tid);
@@ -1114,6 +1165,8 @@ static long poll_once(struct follow *f, int flush, char *err, size_t errlen)
 		f->a = analysis_begin(f->s, caching_cb, f, err, errlen);
 		if (!f->a)
 			return -1;
+		if (feed_strings(f))
+			goto nomem;
 	} else if (f->a && analysis_add_procs(f->a)) {
 		goto nomem;
 	}
@@ -1325,6 +1378,9 @@ void follow_close(struct follow *f)
 			}
 		for (size_t j = 0; j < ft->ncopies; j++)
 			free(ft->copies[j]);
+		for (size_t j = 0; j < ft->nstrings; j++)
+			free((void *)ft->strings[j].p);
+		free(ft->strings);
 		free(ft->fw_known);
 		free(ft->spans);
 		trace_close(ft->fwt);

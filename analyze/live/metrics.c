@@ -4,7 +4,8 @@
  * TYPE lines, label values escaped as the format requires (backslash,
  * double quote and newline). The memtrace_torch_* series are the figures
  * of the framework's model (lv_fwdev, lv_tsite), written only when the
- * traces hold framework records.
+ * traces hold framework records; memtrace_step and memtrace_step_peak_bytes
+ * those of the ranges model, only when they hold range records.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -232,6 +233,26 @@ void lv_metrics(FILE *out, const struct lv *v, int top_k)
 		fprintf(out, "\",state=\"%s\"} %d\n",
 			lv_state_name(p->state),
 			p->state == LV_RUNNING);
+	}
+	if (v->has_ranges) {
+		/* labelled by the process only: a step's name would make a new
+		   series every step */
+		head(out, "memtrace_step", "gauge",
+		     "The step the process is in now (its number; 0 between steps), from its ranges.");
+		for (int i = 0; i < v->nprocs; i++) {
+			fputs("memtrace_step", out);
+			proc_labels(out, &v->procs[i], -1);
+			fprintf(out, " %" PRIu32 "\n", v->procs[i].step);
+		}
+		head(out, "memtrace_step_peak_bytes", "gauge",
+		     "Peak reserved of the process's last complete step (over its devices), as the report's steps.");
+		for (int i = 0; i < v->nprocs; i++) {
+			if (!v->procs[i].has_last_step)
+				continue;
+			fputs("memtrace_step_peak_bytes", out);
+			proc_labels(out, &v->procs[i], -1);
+			fprintf(out, " %" PRIu64 "\n", v->procs[i].last_step_peak);
+		}
 	}
 	head(out, "memtrace_site_live_bytes", "gauge",
 	     "Live bytes of the top sites (the name every view shows; site_id is the report's site), at most K.");

@@ -146,6 +146,29 @@ void screen_draw(struct screen *sc, const struct lv *v, enum lv_sort sort, int p
 		if (proc == i)
 			attroff(A_BOLD);
 	}
+	if (v->has_ranges && order) {
+		/* the program's units of time: where each process is now */
+		y++;
+		attron(A_REVERSE);
+		mvprintw(y++, 0, "%8s %6s %9s %10s %10s  %s", "PID", "STEP", "LAST STEP", "ITS PEAK",
+			 "AT ITS END", "RANGE NOW");
+		attroff(A_REVERSE);
+		for (int j = 0; j < v->nprocs && y < rows - 4; j++) {
+			const struct lv_proc *p = &v->procs[order[j]];
+			char st[16] = "-", ls[16] = "-";
+
+			if (proc >= 0 && order[j] != proc)
+				continue;
+			if (p->step)
+				snprintf(st, sizeof(st), "%" PRIu32, p->step);
+			if (p->has_last_step)
+				snprintf(ls, sizeof(ls), "%" PRIu32, p->last_step);
+			mvprintw(y++, 0, "%8u %6s %9s %10s %10s  %.*s", p->pid, st, ls,
+				 p->has_last_step ? rep_size(b1, sizeof(b1), p->last_step_peak) : "-",
+				 p->has_last_step ? rep_size(b2, sizeof(b2), p->last_step_end) : "-",
+				 cols > 60 ? cols - 60 : 0, *p->range ? p->range : "-");
+		}
+	}
 	free(order);
 	if (v->has_fw) {
 		/* the framework's allocator, in PyTorch's terms: each device of

@@ -19,6 +19,13 @@
  * name its step). So memory is O(open + names + ranges + steps + tests),
  * whatever the number of instances.
  *
+ * The log (ranges_keep_log(), for the views that draw every instance): a
+ * closed instance is also copied, without strings, into slices[] while
+ * RG_MAX_SLICES last, with the range of the push it was nested in (to
+ * tell the outer ones); marks into mark[] while RG_MAX_MARKS last. Added
+ * processes (memtrace top: a worker that starts after the first range
+ * record) get their state when their first record comes (add_procs).
+ *
  * At the end the step range (the step-named range with most instances)
  * gives the growth per step: the reserved at each step's end, and the
  * site whose live bytes grew most between the end of the first step and
@@ -34,11 +41,21 @@
 #include "model/htab.h"
 #include "model/ranges.h"
 
-/* An instance open now; slot: its place in inst[] when kept, else -1. */
+/* An instance open now; slot: its place in inst[] when kept, else -1;
+   parent_group: the range of the push it is nested in (the log's), -1. */
 struct open {
 	struct rg_inst in;
 	int slot;
+	int parent_group;
 };
+
+/* ranges_keep_log(): read by each model when it is made. */
+static int keep_log;
+
+void ranges_keep_log(int on)
+{
+	keep_log = on;
+}
 
 struct pstate {
 	char **str;                     /* [id]: text, NULL unknown */
@@ -85,6 +102,16 @@ static uint64_t fw_sum(const struct analysis *a, int proc)
 	return sum;
 }
 
+/* Process i's peak before any: nowhere (step, phase, module, range -1). */
+static void peak_none(struct rg_peak *pk, int i)
+{
+	memset(pk, 0, sizeof *pk);
+	pk->proc = i;
+	pk->group = pk->nm = pk->fw_group = pk->fw_nm = -1;
+	pk->at.step = pk->at.phase = pk->at.module = -1;
+	pk->fw_at = pk->at;
+}
+
 static struct rg_model *model(struct analysis *a)
 {
 	struct rg_model *m = a->ranges;
@@ -107,6 +134,7 @@ static struct rg_model *model(struct analysis *a)
 	m->step_group = -1;
 	m->growth_site = -1;
 	m->other_thread_nm = m->left_open_nm = -1;
+	m->logged = keep_log;
 	p->snap_from = p->snap_to = -1;
 	p->budget = RG_SNAP_BUDGET;
 	a->ranges = m;
@@ -117,6 +145,38 @@ static struct rg_model *model(struct analysis *a)
 		p->ps[i].fw = fw_sum(a, i);
 	}
 	return m;
+}
+
+/* The processes added since (memtrace top: a job's process that started
+   after its first range record): their state from their reserved and
+   allocated now, their peaks none as peaks_get makes them; -1 out of
+   memory. */
+static int add_procs(struct analysis *a, struct rg_model *m)
+{
+	struct priv *p = P(m);
+	int n = a->nprocs;
+
+	if (n <= m->nprocs)
+		return 0;
+	struct pstate *ps = realloc(p->ps, (size_t)n * sizeof *ps);
+	if (!ps)
+		return -1;
+	p->ps = ps;
+	memset(ps + m->nprocs, 0, (size_t)(n - m->nprocs) * sizeof *ps);
+	if (m->peaks) {
+		struct rg_peak *pk = realloc(m->peaks, (size_t)n * sizeof *pk);
+		if (!pk)
+			return -1;
+		m->peaks = pk;
+		for (int i = m->nprocs; i < n; i++)
+			peak_none(&pk[i], i);
+	}
+	for (int i = m->nprocs; i < n; i++) {
+		ps[i].reserved = a->procs[i].reserved_all;
+		ps[i].fw = fw_sum(a, i);
+	}
+	m->nprocs = n;
+	return 0;
 }
 
 int rg_is_step_name(const char *name, uint32_t *no)
@@ -408,7 +468,18 @@ static int open_inst(struct analysis *a, struct rg_model *m, const struct srec *
 	in->fw_peak_seq = a->fw ? a->fw->events : 0;
 	in->is_step = e->is_step;
 	in->step_no = e->step_no;
-	in->step = o->slot = -1;
+	in->step = o->slot = o->parent_group = -1;
+	/* nesting, for the log: the innermost open push of its thread and
+	   domain */
+	for (uint32_t k = ps->nopen; m->logged && in->op == MT_RANGE_PUSH && k-- > 0;) {
+		const struct rg_inst *p = &ps->open[k].in;
+
+		if (p->op == MT_RANGE_PUSH && p->tid == in->tid &&
+		    dom_eq(m->names[p->nm].domain, e->domain)) {
+			o->parent_group = (int)p->group;
+			break;
+		}
+	}
 	if (in->is_step || in->origin == MT_ORIGIN_PYTEST) {
 		if ((o->slot = kept_new(m)) < 0)
 			return -1;
@@ -477,6 +548,32 @@ uint64_t rg_best_value(const struct rg_inst *in, int k)
 	}
 }
 
+/* The log's copy of a closed (or left open) instance, while there is
+   room. */
+static int log_slice(struct rg_model *m, const struct open *o)
+{
+	const struct rg_inst *in = &o->in;
+
+	if (!m->logged || m->nslices >= RG_MAX_SLICES)
+		return 0;
+	if (m->nslices == m->cap_slices) {
+		uint32_t c = m->cap_slices ? 2 * m->cap_slices : 256;
+		void *v = realloc(m->slices, (c < RG_MAX_SLICES ? c : RG_MAX_SLICES) * sizeof *m->slices);
+		if (!v)
+			return -1;
+		m->slices = v;
+		m->cap_slices = c < RG_MAX_SLICES ? c : RG_MAX_SLICES;
+	}
+	m->slices[m->nslices++] = (struct rg_slice){
+		.t0 = in->t0, .t1 = in->t1, .res0 = in->res0, .res_peak = in->res_peak,
+		.res1 = in->res1, .fw0 = in->fw0, .fw_peak = in->fw_peak, .fw1 = in->fw1,
+		.proc = in->proc, .tid = in->tid, .end_tid = in->end_tid, .nm = in->nm,
+		.group = in->group, .step = in->step, .parent_group = o->parent_group,
+		.op = in->op, .origin = in->origin, .open = in->open,
+	};
+	return 0;
+}
+
 /* Folds a closed (or left open) instance into its range and name. */
 static int fold(struct rg_model *m, const struct open *o)
 {
@@ -488,6 +585,8 @@ static int fold(struct rg_model *m, const struct open *o)
 	g->count++;
 	g->open += in->open;
 	g->total_ns += in->t1 - in->t0;
+	if (log_slice(m, o))
+		return -1;
 	if (o->slot >= 0)
 		m->inst[o->slot] = *in;
 	if (g->peak_inst < 0 || in->res_peak > m->inst[g->peak_inst].res_peak ||
@@ -539,14 +638,42 @@ static int close_inst(struct analysis *a, struct rg_model *m, struct pstate *ps,
 	return fold(m, &o);
 }
 
+/* The log's copy of a mark, while there is room. */
+static int keep_mark(struct rg_model *m, struct pstate *ps, const struct srec *r,
+		     const struct mt_range *g)
+{
+	if (!m->logged || m->nmark >= RG_MAX_MARKS)
+		return 0;
+	if (!(m->nmark & (m->nmark - 1))) {     /* 0, 1, 2, 4...: full */
+		void *v = realloc(m->mark, (m->nmark ? 2 * m->nmark : 1) * sizeof *m->mark);
+		if (!v)
+			return -1;
+		m->mark = v;
+	}
+	const char *d = str_of(ps, g->domain), *n = str_of(ps, g->message);
+	struct rg_mark *k = &m->mark[m->nmark];
+
+	if (!n)
+		n = "";
+	k->proc = r->proc;
+	k->tid = r->rec.tid;
+	k->t = r->t;
+	if (d && *d ? asprintf(&k->name, "%s:%s", d, n) < 0 : !(k->name = strdup(n)))
+		return -1;
+	m->nmark++;
+	return 0;
+}
+
 int ranges_record(struct analysis *a, const struct srec *r)
 {
 	struct rg_model *m = model(a);
 
 	if (!m)
 		return -1;
+	if (r->proc >= m->nprocs && add_procs(a, m))
+		return -1;
 	if (r->proc < 0 || r->proc >= m->nprocs)
-		return 0;       /* a process added after the first range (live) */
+		return 0;
 	struct pstate *ps = &P(m)->ps[r->proc];
 
 	if (r->rec.type == MT_REC_STRING)
@@ -581,7 +708,7 @@ int ranges_record(struct analysis *a, const struct srec *r)
 		return 0;
 	case MT_RANGE_MARK:
 		m->marks++;
-		return 0;
+		return keep_mark(m, ps, r, g);
 	case MT_RANGE_NAME_THREAD:
 		m->thread_names++;
 		return 0;
@@ -654,14 +781,8 @@ static int peaks_get(struct rg_model *m)
 		return 0;
 	if (!(m->peaks = calloc((size_t)m->nprocs, sizeof *m->peaks)))
 		return -1;
-	for (int i = 0; i < m->nprocs; i++) {
-		struct rg_peak *pk = &m->peaks[i];
-
-		pk->proc = i;
-		pk->group = pk->nm = pk->fw_group = pk->fw_nm = -1;
-		pk->at.step = pk->at.phase = pk->at.module = -1;
-		pk->fw_at = pk->at;
-	}
+	for (int i = 0; i < m->nprocs; i++)
+		peak_none(&m->peaks[i], i);
 	return 0;
 }
 
@@ -669,6 +790,8 @@ void ranges_mem(struct analysis *a, int proc, uint64_t t, uint64_t reserved)
 {
 	struct rg_model *m = a->ranges;
 
+	if (m && proc >= m->nprocs && add_procs(a, m))
+		return;         /* out of memory: that process is not followed */
 	if (!m || proc < 0 || proc >= m->nprocs)
 		return;
 	struct pstate *ps = &P(m)->ps[proc];
@@ -702,6 +825,8 @@ void ranges_fw(struct analysis *a, int proc, uint64_t t)
 {
 	struct rg_model *m = a->ranges;
 
+	if (m && proc >= m->nprocs && add_procs(a, m))
+		return;
 	if (!m || !a->fw || proc < 0 || proc >= m->nprocs)
 		return;
 	uint64_t sum = fw_sum(a, proc);
@@ -797,6 +922,8 @@ static int steps(struct analysis *a, struct rg_model *m)
 	}
 	for (uint32_t i = 0; i < m->nnames; i++)
 		m->names[i].peak_step = run_step(m, m->names[i].peak_step);
+	for (uint32_t i = 0; i < m->nslices; i++)
+		m->slices[i].step = run_step(m, m->slices[i].step);
 	if (a->fw) {
 		for (uint64_t i = 0; i < a->fw->nblocks; i++)
 			a->fw->blocks[i].at.step = run_step(m, a->fw->blocks[i].at.step);
@@ -932,6 +1059,10 @@ void ranges_free(struct rg_model *m)
 		free(m->groups[i].domain);
 		free(m->groups[i].name);
 	}
+	for (uint32_t i = 0; i < m->nmark; i++)
+		free(m->mark[i].name);
+	free(m->mark);
+	free(m->slices);
 	free(m->names);
 	free(m->inst);
 	free(m->groups);
@@ -939,4 +1070,70 @@ void ranges_free(struct rg_model *m)
 	free(m->ooms);
 	free(m->steps);
 	free(m);
+}
+
+/* --- during the pass: where a process is now (ranges.h) ------------------ */
+
+/* "domain:name" of name nm ("name" in the default domain) into buf. */
+static void now_name(char *buf, size_t len, const struct rg_name *e)
+{
+	if (e->domain)
+		snprintf(buf, len, "%s:%s", e->domain, e->name);
+	else
+		snprintf(buf, len, "%s", e->name);
+}
+
+/* The number of step instance in (kept at slot) of process proc: from its
+   name, else its place among the process's step instances kept before. */
+static uint32_t now_step_no(const struct rg_model *m, int proc, const struct rg_inst *in, int slot)
+{
+	uint32_t no = 1;
+
+	if (in->step_no)
+		return in->step_no;
+	for (int i = 0; i < slot; i++)
+		no += m->inst[i].proc == proc && m->inst[i].is_step;
+	return no;
+}
+
+void ranges_now(const struct analysis *a, int proc, struct rg_now *now)
+{
+	const struct rg_model *m = a->ranges;
+	int step_slot = -1;
+
+	memset(now, 0, sizeof *now);
+	if (!m || proc < 0 || proc >= m->nprocs || !m->priv)
+		return;
+	const struct pstate *ps = &P(m)->ps[proc];
+	for (uint32_t k = ps->nopen; k-- > 0;) {
+		const struct open *o = &ps->open[k];
+
+		if (o->in.is_step && !now->step) {
+			now->step = &o->in;
+			step_slot = o->slot;
+		} else if (!o->in.is_step && !now->range) {
+			now->range = &o->in;
+		}
+	}
+	/* the last step closed: the latest kept step of the process not open
+	   (an open one's slot is filled when it closes) */
+	for (uint32_t i = m->ninst; i-- > 0 && !now->last_step;) {
+		const struct rg_inst *in = &m->inst[i];
+		int open = 0;
+
+		if (in->proc != proc || !in->is_step)
+			continue;
+		for (uint32_t k = 0; k < ps->nopen && !open; k++)
+			open = ps->open[k].slot == (int)i;
+		if (!open) {
+			now->last_step = in;
+			now->last_step_no = now_step_no(m, proc, in, (int)i);
+		}
+	}
+	if (now->step) {
+		now->step_no = now_step_no(m, proc, now->step, step_slot);
+		now_name(now->step_name, sizeof now->step_name, &m->names[now->step->nm]);
+	}
+	if (now->range)
+		now_name(now->range_name, sizeof now->range_name, &m->names[now->range->nm]);
 }

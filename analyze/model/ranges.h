@@ -16,6 +16,13 @@
  * and tests are kept whole (inst[]), and each range's highest instance as
  * a copy (its peak_inst, fw_peak_inst).
  *
+ * The views that draw every instance (the Perfetto export, the page) ask
+ * for a log first (ranges_keep_log()): the first RG_MAX_SLICES instances
+ * as compact slices, in the order they closed (those left open at their
+ * process's end last), and the first RG_MAX_MARKS marks with their time,
+ * with counts of what was left out, so a view says when it is cut. The
+ * report and memtrace top keep none of it.
+ *
  * The pass (account.c) hands every RANGE and STRING record to
  * ranges_record() in time order, says which thread each event is on
  * (ranges_thread()), each change of a process's reserved (ranges_mem())
@@ -34,6 +41,10 @@
 
 #define RG_MAX_OPEN 4096            /* open instances followed per process */
 #define RG_SNAP_BUDGET 50000000u    /* site copies for the growth's site */
+#define RG_MAX_SLICES 1000000       /* instances logged (ranges_keep_log): 96
+                                       bytes each, 96 MB at most; Perfetto's
+                                       UI slows past a few million slices */
+#define RG_MAX_MARKS 100000         /* marks logged with their time */
 
 /* Where something happened: the step, phase and module open then. */
 struct rg_at {
@@ -68,6 +79,30 @@ struct rg_inst {
 	uint64_t fw0, fw_peak, fw1;     /* the framework's allocated, same */
 	uint64_t fw_peak_t, fw_peak_seq;        /* its first moment (FW event) */
 	struct cat_split split;         /* a step's: at its fw_peak */
+};
+
+/* An instance as the views that draw each one need it (no strings: its
+   name is names[nm]); figures as in struct rg_inst. */
+struct rg_slice {
+	uint64_t t0, t1;
+	uint64_t res0, res_peak, res1;
+	uint64_t fw0, fw_peak, fw1;
+	int proc;
+	uint32_t tid, end_tid;
+	uint32_t nm, group;
+	int step;                       /* index in inst of its step, -1 */
+	int parent_group;               /* the range of the push it is nested
+	                                   in (same thread and domain), -1 */
+	uint8_t op, origin, open;
+};
+
+/* A mark (nvtxMark, memtrace_mark): an instant. */
+struct rg_mark {
+	int proc;
+	uint32_t tid;
+	uint64_t t;
+	char *name;                     /* "domain:name", "name" in the default
+	                                   domain */
 };
 
 /* What a name's best[] instances are the highest of. */
@@ -152,6 +187,14 @@ struct rg_model {
 	struct rg_group *groups;
 	uint32_t ngroups, cap_groups;
 	uint64_t records, marks, thread_names;
+	/* the log (ranges_keep_log(); else empty): the first RG_MAX_SLICES
+	   instances closed, the first RG_MAX_MARKS marks; instances - nslices
+	   and marks - nmark were left out */
+	struct rg_slice *slices;
+	uint32_t nslices, cap_slices;
+	struct rg_mark *mark;
+	uint32_t nmark;
+	int logged;                     /* the log was asked for */
 	int has_fw;                     /* framework figures are there */
 	int has_modules;                /* a range of domain "torch.module" */
 	/* misuse, as recorded */
@@ -198,10 +241,29 @@ void ranges_fw(struct analysis *a, int proc, uint64_t t);
 int ranges_end(struct analysis *a);
 void ranges_free(struct rg_model *m);
 
+/* The models made from now on keep the log (on 1) or not (0, the
+   default): the views that draw every instance call it before their
+   pass. */
+void ranges_keep_log(int on);
+
 /* The step, phase and module open in process proc now (during the pass):
    the innermost on thread tid, else the latest opened in the process.
    All -1 when the run has no range record yet. */
 void ranges_at(const struct analysis *a, int proc, uint32_t tid, struct rg_at *at);
+
+/* Where process proc is now, during the pass (memtrace top, the
+   metrics): the innermost open step (a step-named instance; the run's
+   step range is only chosen at the end), the latest range opened and
+   open that is no step, and the step that ended last; NULL each when
+   none (pointers valid until the next record). Names as "domain:name"
+   ("name" in the default domain). */
+struct rg_now {
+	const struct rg_inst *step, *range, *last_step;
+	uint32_t step_no, last_step_no; /* from the name, else the place among
+	                                   the process's step-named instances */
+	char step_name[256], range_name[256];
+};
+void ranges_now(const struct analysis *a, int proc, struct rg_now *now);
 
 /* A step-like name: "step", "step 3", "train_step#12", "Iteration 4",
    "batch 7" (the word, then digits or nothing); *no: its number, 0 none. */

@@ -1212,8 +1212,16 @@ static int cmp_span(const void *x, const void *y)
  * thread that handed them over) may overlap each other in time (a batch
  * that starts before the last event written starts a new slab), but each
  * batch is written once: two of them of one thread that start at the same
- * time with the same bytes are one slab copied twice.
+ * time with the same bytes are one slab copied twice. So are two slabs
+ * whose first owner wrote at one time only (a young slab a thread wrote
+ * one event to before others took it over: its span is a point, which no
+ * copy of it overlaps): they too are told by their bytes.
  */
+int trace_span_summed(const struct trace_span *s)
+{
+	return s->fw || s->min_t == s->max_t;
+}
+
 uint64_t trace_count_overlaps(struct trace_span *v, size_t n, uint32_t *tid)
 {
 	uint64_t end = 0, count = 0;
@@ -1222,8 +1230,10 @@ uint64_t trace_count_overlaps(struct trace_span *v, size_t n, uint32_t *tid)
 	for (size_t i = 0; i < n; i++) {
 		int same = i && v[i].tid == v[i - 1].tid && v[i].fw == v[i - 1].fw;
 
-		if (same && (v[i].fw ? v[i].min_t == v[i - 1].min_t && v[i].sum == v[i - 1].sum :
-			     v[i].min_t < end)) {
+		int copy = same && v[i].min_t == v[i - 1].min_t && v[i].sum == v[i - 1].sum &&
+			   trace_span_summed(&v[i]) && trace_span_summed(&v[i - 1]);
+
+		if (same && (copy || (!v[i].fw && v[i].min_t < end))) {
 			if (!count++)
 				*tid = v[i].tid;
 		}
@@ -1247,7 +1257,7 @@ static int count_overlaps(struct trace *t)
 		const struct trace_slab_info *si = &t->slabinfo[i];
 
 		v[i] = si->span;
-		if (v[i].fw)
+		if (trace_span_summed(&v[i]))
 			v[i].sum = trace_slab_sum(si->it.si.slab, si->it.si.avail, version);
 	}
 	t->stats.overlapping = trace_count_overlaps(v, t->nslabinfo, &t->stats.overlap_tid);

@@ -144,7 +144,8 @@ struct trace_span {
 	uint64_t max_t;             /* the latest time of its first owner's
 	                               records (the header's tid), before any
 	                               OWNER; of all its records when fw */
-	uint64_t sum;               /* fw: trace_slab_sum(), else 0 */
+	uint64_t sum;               /* trace_slab_sum() where
+	                               trace_span_summed(), else 0 */
 };
 void trace_span_note(struct trace_span *s, const struct trace_rec *rec, int first);
 
@@ -251,6 +252,9 @@ int trace_warning(const struct trace *t, unsigned i, char *buf, size_t len);
  * at file offset off.
  * trace_slab_sum(): a checksum of a slab's bytes up to the end of its
  * records (of which avail can be read), for trace_count_overlaps().
+ * trace_span_summed(): whether the check tells copies of the slab by its
+ * bytes (its span's sum is to be set): a framework's batch, or a slab whose
+ * first owner's records all have one time.
  * trace_count_overlaps(): of v[0..n), one per slab with records, how
  * many repeat an earlier slab of the same thread (sorts v; *tid: the
  * first such thread; see count_overlaps() in trace-read.c for the rule).
@@ -261,6 +265,7 @@ int trace_slab_torn(const struct trace_slab_iter *si);
 void trace_second_exit(char *err, size_t errlen, const char *path, uint64_t off);
 void trace_second_fw_stack(char *err, size_t errlen, const char *path, uint64_t off, uint32_t id);
 uint64_t trace_slab_sum(const void *slab, size_t avail, uint32_t version_major);
+int trace_span_summed(const struct trace_span *s);
 uint64_t trace_count_overlaps(struct trace_span *v, size_t n, uint32_t *tid);
 
 void trace_iter_init(struct trace_iter *it, const struct trace *t);

@@ -7,14 +7,23 @@
  * memory sample, under pid 0; an instant event ("ph":"i") for each failed
  * allocation and each OOM retry with its stack, and for each of the
  * framework's OOMs with its verdict and top holders; process and thread names
- * ("ph":"M"). Times are microseconds since the run's start, to the
- * nanosecond.
+ * ("ph":"M"); the program's ranges (model/ranges.h) as slices on their
+ * thread's track ("ph":"X" for a push/pop pair; an async pair "b"/"e" for
+ * a start/end, which NVTX lets end on another thread), its marks as
+ * instants ("ph":"i") on their thread and its steps as a counter track
+ * per process ("step": the step's number while it runs, 0
+ * between steps). The ranges and marks are the model's log (the first
+ * RG_MAX_SLICES instances that ended, RG_MAX_MARKS marks): when it left
+ * some out, a global instant at the run's start says how many were shown
+ * (export_ranges_cut, the line cmd-export.c also warns). Times are
+ * microseconds since the run's start, to the nanosecond.
  */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "model/framework.h"
+#include "model/ranges.h"
 #include "views/export.h"
 #include "views/format.h"
 
@@ -386,6 +395,159 @@ static uint64_t proc_dev_t(const struct report *r, const struct export_moment *m
 	return export_dev_t(r, m, pd);
 }
 
+/* The moment of process proc: the latest of its devices' (its ranges are
+   the process's, over all its devices); UINT64_MAX at exit. */
+static uint64_t proc_t(const struct report *r, const struct export_moment *m, int proc)
+{
+	uint64_t t = 0;
+	int any = 0;
+
+	for (int d = 0; d < AN_MAX_DEV; d++)
+		if (r->a->procs[proc].pdev[d] >= 0) {
+			uint64_t x = proc_dev_t(r, m, proc, d);
+
+			t = x > t ? x : t;
+			any = 1;
+		}
+	return any ? t : proc_dev_t(r, m, proc, -1);
+}
+
+/* One range instance (slice i of the log) up to the moment t: a slice on
+   its thread's track; one still open then ends at t and carries only what
+   was known at its start (its peak and its end are later). */
+static void range_event(struct pw *w, const struct report *r, const struct rg_model *m, uint32_t i,
+			uint64_t t)
+{
+	static const char *const origin[] = { "range", "nvtx", "markers", "python", "pytest" };
+	const struct rg_slice *in = &m->slices[i];
+	const struct rg_name *e = &m->names[in->nm];
+	uint32_t pid = rep_pid(r->a, in->proc);
+	int cut = in->t1 > t, async = in->op == MT_RANGE_START;
+	char name[600], gn[512];
+	const char *cat = in->origin < sizeof origin / sizeof *origin ? origin[in->origin] : "range";
+
+	if (e->domain)
+		snprintf(name, sizeof name, "%s:%s", e->domain, e->name);
+	else
+		snprintf(name, sizeof name, "%s", e->name);
+	ev(w, async ? "b" : "X", in->t0, pid, in->tid);
+	if (!async) {
+		uint64_t d = (cut ? t : in->t1) - in->t0;
+
+		fprintf(w->f, ", \"dur\": %" PRIu64 ".%03u", d / 1000, (unsigned)(d % 1000));
+	} else {
+		fprintf(w->f, ", \"id\": \"0x%" PRIx32 "\"", i);
+	}
+	fprintf(w->f, ", \"cat\": \"%s\", \"name\": ", cat);
+	rep_json_str(w->f, name, strlen(name));
+	fputs(", \"args\": {\"range\": ", w->f);
+	rg_group_name(gn, sizeof gn, &m->groups[in->group]);
+	rep_json_str(w->f, gn, strlen(gn));
+	if (in->step >= 0)
+		fprintf(w->f, ", \"step\": %" PRIu32, m->inst[in->step].step_no);
+	fprintf(w->f, ", \"reserved_at_start\": %" PRIu64, in->res0);
+	if (m->has_fw)
+		fprintf(w->f, ", \"framework_allocated_at_start\": %" PRIu64, in->fw0);
+	if (cut) {
+		fputs(", \"open_at_moment\": true}}", w->f);
+	} else {
+		fprintf(w->f, ", \"peak_reserved\": %" PRIu64 ", \"reserved_at_end\": %" PRIu64,
+			in->res_peak, in->res1);
+		if (m->has_fw)
+			fprintf(w->f, ", \"framework_peak_allocated\": %" PRIu64
+				", \"framework_allocated_at_end\": %" PRIu64, in->fw_peak, in->fw1);
+		fprintf(w->f, ", \"open_at_exit\": %s}}", in->open ? "true" : "false");
+	}
+	if (async) {
+		ev(w, "e", cut ? t : in->t1, pid, cut ? in->tid : in->end_tid);
+		fprintf(w->f, ", \"id\": \"0x%" PRIx32 "\", \"cat\": \"%s\", \"name\": ", i, cat);
+		rep_json_str(w->f, name, strlen(name));
+		fputc('}', w->f);
+	}
+}
+
+/* What the ranges model's log left out (export_ranges_cut()), as a global
+   instant at the run's start, so the trace says it is cut. */
+static void cut_event(struct pw *w, const struct rg_model *m)
+{
+	char msg[256];
+
+	if (!export_ranges_cut(m, msg, sizeof msg))
+		return;
+	ev(w, "i", 0, 0, 0);
+	fputs(", \"s\": \"g\", \"cat\": \"memtrace\", \"name\": ", w->f);
+	rep_json_str(w->f, msg, strlen(msg));
+	fputc('}', w->f);
+}
+
+int export_ranges_cut(const struct rg_model *m, char *buf, size_t len)
+{
+	uint64_t ni = m ? m->instances - m->nslices : 0, nk = m ? m->marks - m->nmark : 0;
+	int n = 0;
+
+	if (!ni && !nk)
+		return 0;
+	buf[0] = 0;
+	if (ni)
+		n = snprintf(buf, len, "%" PRIu32 " of %" PRIu64 " range instances shown (the first %u that ended)",
+			     m->nslices, m->instances, RG_MAX_SLICES);
+	if (nk && n >= 0 && (size_t)n < len)
+		snprintf(buf + n, len - (size_t)n, "%s%" PRIu32 " of %" PRIu64 " marks shown (the first %u)",
+			 ni ? ", " : "", m->nmark, m->marks, RG_MAX_MARKS);
+	return 1;
+}
+
+static void step_counter(struct pw *w, uint32_t pid, uint64_t t, uint32_t no)
+{
+	ev(w, "C", t, pid, 0);
+	fprintf(w->f, ", \"name\": \"step\", \"args\": {\"step\": %" PRIu32 "}}", no);
+}
+
+/* A mark: an instant on its thread's track. */
+static void mark_event(struct pw *w, const struct report *r, const struct rg_mark *k)
+{
+	ev(w, "i", k->t, rep_pid(r->a, k->proc), k->tid);
+	fputs(", \"s\": \"t\", \"cat\": \"mark\", \"name\": ", w->f);
+	rep_json_str(w->f, k->name, strlen(k->name));
+	fputc('}', w->f);
+}
+
+/* Every range instance and mark of the log and every step, up to each
+   process's moment. */
+static void ranges(struct pw *w, const struct report *r, const struct export_moment *em)
+{
+	const struct rg_model *m = r->a->ranges;
+
+	if (!m)
+		return;
+	cut_event(w, m);
+	for (uint32_t i = 0; i < m->nslices; i++) {
+		uint64_t t = proc_t(r, em, m->slices[i].proc);
+
+		if (m->slices[i].t0 <= t)
+			range_event(w, r, m, i, t);
+	}
+	for (uint32_t i = 0; i < m->nmark; i++)
+		if (m->mark[i].t <= proc_t(r, em, m->mark[i].proc))
+			mark_event(w, r, &m->mark[i]);
+	for (uint32_t k = 0; k < m->nsteps; k++) {
+		const struct rg_inst *in = &m->inst[m->steps[k]];
+		uint64_t t = proc_t(r, em, in->proc);
+		uint32_t pid = rep_pid(r->a, in->proc);
+
+		if (in->t0 > t)
+			continue;
+		step_counter(w, pid, in->t0, in->step_no);
+		/* 0 between steps: unless the process's next step starts then */
+		int next = 0;
+		for (uint32_t j = k + 1; j < m->nsteps && !next; j++)
+			if (m->inst[m->steps[j]].proc == in->proc)
+				next = m->inst[m->steps[j]].t0 == in->t1 ? 1 : -1;
+		if (in->t1 <= t && next <= 0)
+			step_counter(w, pid, in->t1, 0);
+	}
+}
+
 int export_perfetto(const struct report *r, const struct export_moment *m, FILE *f, char *err,
 		    size_t errlen)
 {
@@ -443,6 +605,7 @@ int export_perfetto(const struct report *r, const struct export_moment *m, FILE 
 		if (fw->ooms[i].st.seq <= seq)
 			fw_oom_event(&w, r, &fw->ooms[i]);
 	}
+	ranges(&w, r, m);
 	for (int g = 0; g < r->ngdevs; g++)
 		dev_marker(&w, r, m, r->gdevs[g]);
 	for (int i = 0; fw && i < fw->ndevs; i++) {

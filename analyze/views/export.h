@@ -73,6 +73,11 @@ int export_fw_of_gdev(const struct report *r, int di);
 int export_perfetto(const struct report *r, const struct export_moment *m, FILE *f, char *err,
 		    size_t errlen);
 
+/* When the ranges model's log (model/ranges.h) left instances or marks
+   out: 1 and "N of M range instances shown (...)" into buf; else 0. */
+struct rg_model;
+int export_ranges_cut(const struct rg_model *m, char *buf, size_t len);
+
 /* Folded stacks, root first, one line per site: what each device held at
    the moment (exit: left at exit); tensor sites on a framework's device. */
 int export_collapsed(const struct report *r, const struct export_moment *m, FILE *f, char *err,

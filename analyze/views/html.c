@@ -11,7 +11,16 @@
  *                 site (all of them, not the top 10), each process's own
  *                 timeline rows on it and its address map,
  *               "sites": every site of the run, with its frames,
- *               "framework": the framework's timelines (absent: none) }
+ *               "framework": the framework's timelines (absent: none),
+ *               "units": the program's ranges (absent: none): per step of
+ *                 report.ranges.steps its growth (at its end - at its
+ *                 start), per test of report.ranges.tests what it leaked,
+ *                 and the outer ranges (RANGES_MAX at most) to draw on
+ *                 the timelines: start, end, range, pid, its own name
+ *                 ("domain:name" outside the default domain), left open,
+ *                 from the ranges model's log (the first RG_MAX_SLICES
+ *                 instances that ended), with what the log and RANGES_MAX
+ *                 left out (instances_left_out, ranges_left_out) }
  *   <script>  uPlot.iife.min.js, view.js (they only draw: no figure of the
  *             page is computed there)
  *
@@ -31,6 +40,7 @@
 
 #include "views/format.h"
 #include "model/framework.h"
+#include "model/ranges.h"
 #include "views/html.h"
 
 /* build/gen/html-assets.c */
@@ -40,6 +50,7 @@ extern const unsigned int view_html_len, view_css_len, view_js_len, uPlot_iife_m
 	uPlot_min_css_len;
 
 #define MAX_FRAMES 64               /* frames of a site kept in the page */
+#define RANGES_MAX 5000             /* outer ranges drawn on the timelines */
 
 static int fw_of_gdev(const struct report *r, int di);
 
@@ -322,6 +333,69 @@ static void processes(FILE *f, const struct report *r)
 	fputs("]", f);
 }
 
+/* --- the program's units of time (model/ranges.h) ------------------------ */
+
+/* Drawn on the timelines: a range no other encloses on its thread and
+   domain, or one a step encloses (the phases of a step); steps are the
+   bands, from report.ranges.steps. */
+static int outer(const struct rg_model *m, const struct rg_slice *in)
+{
+	return (int)in->group != m->step_group &&
+	       (in->parent_group < 0 || in->parent_group == m->step_group);
+}
+
+static void units(FILE *f, const struct report *r)
+{
+	const struct rg_model *m = r->a->ranges;
+	uint32_t n = 0, more = 0;
+	char b[512];
+
+	if (!m)
+		return;
+	/* in the order of report.ranges.steps and .tests (report-json.c) */
+	fputs(",\n\"units\":{\"steps\":[", f);
+	for (uint32_t k = 0; k < m->nsteps; k++) {
+		const struct rg_inst *in = &m->inst[m->steps[k]];
+
+		fprintf(f, "%s{\"growth_bytes\":%" PRId64 "}", k ? "," : "",
+			(int64_t)in->res1 - (int64_t)in->res0);
+	}
+	fputs("],\"tests\":[", f);
+	for (uint32_t i = 0; i < m->ninst; i++) {
+		const struct rg_inst *in = &m->inst[i];
+		uint64_t held = m->has_fw ? in->fw0 : in->res0, end = m->has_fw ? in->fw1 : in->res1;
+
+		if (in->origin != MT_ORIGIN_PYTEST)
+			continue;
+		fprintf(f, "%s{\"leaked_bytes\":%" PRIu64 "}", n++ ? "," : "", end > held ? end - held : 0);
+	}
+	fputs("],\"ranges\":[", f);
+	n = 0;   /* [start_ns, end_ns, range, pid, name, open_at_exit] */
+	for (uint32_t i = 0; i < m->nslices; i++) {
+		const struct rg_slice *in = &m->slices[i];
+		const struct rg_name *e = &m->names[in->nm];
+
+		if (!outer(m, in))
+			continue;
+		if (n == RANGES_MAX) {
+			more++;
+			continue;
+		}
+		fprintf(f, "%s[%" PRIu64 ",%" PRIu64 ",", n++ ? ",\n" : "\n", in->t0, in->t1);
+		rg_group_name(b, sizeof b, &m->groups[in->group]);
+		rep_json_str(f, b, strlen(b));
+		fprintf(f, ",%" PRIu32 ",", rep_pid(r->a, in->proc));
+		if (e->domain)
+			snprintf(b, sizeof b, "%s:%s", e->domain, e->name);
+		else
+			snprintf(b, sizeof b, "%s", e->name);
+		rep_json_str(f, b, strlen(b));
+		fprintf(f, ",%d]", in->open);
+	}
+	fprintf(f, "],\"ranges_left_out\":%" PRIu32 ",\"instances_logged\":%" PRIu32
+		",\"instances_left_out\":%" PRIu64 "}", more, m->nslices, m->instances - m->nslices);
+}
+
 /* --- the framework (PyTorch's caching allocator) ------------------------- */
 
 /* The framework's device of the run on the report's device di, -1 none:
@@ -583,6 +657,7 @@ static int data(const struct report *r, const struct plot_map *m, char **buf, si
 	sites(f, r);
 	failures(f, r);
 	processes(f, r);
+	units(f, r);
 	if (r->a->fw && framework(f, r))
 		rc = -1;
 	fputs("}\n", f);

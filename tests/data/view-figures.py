@@ -10,6 +10,19 @@ page, dom, rep, txt = (open(p, encoding="utf-8", errors="replace").read() for p 
 rep = json.loads(rep)
 data = json.loads(re.search(r'<script type="application/json" id="memtrace-data">(.*?)</script>', page, re.S).group(1))
 assert data["report"] == rep, "the page's report differs from memtrace report --json"
+# the page's own unit figures are the report's JSON's, worked out as
+# docs/view.md says: a step's growth is its reserved at its end - at its
+# start, a test's leak what it held more at its end (0 when less; of the
+# framework's allocated with framework records)
+if "units" in data:
+    rr, u = rep["ranges"], data["units"]
+    assert [x["growth_bytes"] for x in u["steps"][:len(rr["steps"])]] == \
+        [s["reserved_at_end"] - s["reserved_at_start"] for s in rr["steps"]], "units.steps differ from report.ranges.steps"
+    fw = lambda t: "framework_allocated_at_end" in t
+    assert [x["leaked_bytes"] for x in u["tests"][:len(rr["tests"])]] == \
+        [max(0, (t["framework_allocated_at_end"] - t["framework_allocated_at_start"]) if fw(t) else
+             (t["reserved_at_end"] - t["reserved_at_start"])) for t in rr["tests"]], "units.tests differ from report.ranges.tests"
+    assert u["instances_logged"] + u["instances_left_out"] == rr["instances"], "the page's log does not add up to the report's instances"
 
 
 class Node:
@@ -116,7 +129,16 @@ for f in figs:
     else:
         assert dv == str(v), "%s: the page shows %r, the data holds %r" % (src, dv, v)
     last = src.split(".")[-1]
-    if last.endswith("time_ns"):
+    # the ranges' figures (report.ranges, units): names without "bytes"
+    unit = src.startswith(("report.ranges.", "units.")) and not last.endswith("time_ns")
+    if unit and last in ("start_ns", "end_ns"):
+        want = "+" + duration(v)
+    elif unit and last == "total_ns":
+        want = duration(v)
+    elif unit and (last.startswith(("peak_", "reserved_", "framework_", "first_step_")) or last.endswith("_per_step")
+                   or ".categories." in src):
+        want = size(v)
+    elif last.endswith("time_ns"):
         want = "+" + duration(v)
     elif "bytes" in last or (re.search(r"\.peak_(allocated|requested|reserved)\.\d+\.1$", src)
                                      and src.startswith("framework.")):

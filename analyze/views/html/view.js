@@ -62,6 +62,10 @@ var FW = D.framework || null, RF = R.framework || null;
 var fwSiteById = {}, rfSiteById = {};
 if (FW) FW.sites.forEach(function (s) { fwSiteById[s.site] = s; });
 if (RF) RF.sites.forEach(function (s) { rfSiteById[s.site] = s; });
+/* the program's units of time: the report's ranges and steps, and what
+   html.c adds for the page (D.units: per step its growth, per test its
+   leak, the outer ranges to draw), or null */
+var RR = R.ranges || null, U = D.units || null;
 /* the framework's device on the report's device i, or null */
 function fwDev(i) {
 	var k = D.devices[i] ? D.devices[i].framework : -1;
@@ -410,6 +414,60 @@ function placeLabels(ctx, marks, xs, left, right, rowH) {
 	return out;
 }
 
+/* The steps as bands behind a chart's curves (alternating shades, each
+   labelled with its number where it is wide enough) and the outer ranges
+   (a lane per range, up to UNIT_LANES) in a strip along its bottom; of
+   the processes pids only (null: all). Counts what it drew into u.units
+   for the tests. */
+var UNIT_LANES = 4;
+var unitLane = {};
+if (U) U.ranges.forEach(function (x) {
+	if (!(x[2] in unitLane)) unitLane[x[2]] = Math.min(Object.keys(unitLane).length, UNIT_LANES - 1);
+});
+function drawUnits(u, pids) {
+	if (!RR) return;
+	var ctx = u.ctx, dpr = devicePixelRatio, top = u.bbox.top, h = u.bbox.height;
+	var left = u.bbox.left, right = left + u.bbox.width, lh = 13 * dpr, nl = 0, n = { bands: 0, ranges: 0 };
+	function mine(pid) { return !pids || pids.indexOf(pid) >= 0; }
+	function span(a, b) {
+		var x0 = Math.max(left, u.valToPos(a / 1e9, 'x', true)), x1 = Math.min(right, u.valToPos(b / 1e9, 'x', true));
+		return x1 < left || x0 > right ? null : [x0, Math.max(x1, x0 + 1)];
+	}
+	Object.keys(unitLane).forEach(function (k) { nl = Math.max(nl, unitLane[k] + 1); });
+	ctx.save();
+	ctx.font = (11 * dpr) + 'px sans-serif';
+	ctx.textAlign = 'left';
+	ctx.textBaseline = 'bottom';
+	RR.steps.forEach(function (st, k) {
+		var x = mine(st.pid) && span(st.start_ns, st.end_ns);
+		if (!x) return;
+		n.bands++;
+		ctx.fillStyle = k % 2 ? 'rgba(0,114,178,0.13)' : 'rgba(0,114,178,0.05)';
+		ctx.fillRect(x[0], top, x[1] - x[0], h);
+		var lab = 'step ' + st.step;
+		if (ctx.measureText(lab).width + 6 * dpr < x[1] - x[0]) {
+			ctx.fillStyle = '#33546b';
+			ctx.fillText(lab, x[0] + 3 * dpr, top + h - nl * lh - 2 * dpr);
+		}
+	});
+	(U ? U.ranges : []).forEach(function (r) {
+		var x = mine(r[3]) && span(r[0], r[1]);
+		if (!x) return;
+		var lane = unitLane[r[2]], y = top + h - (nl - lane) * lh, c = PALETTE[(lane + 2) % PALETTE.length];
+		n.ranges++;
+		ctx.globalAlpha = 0.75;
+		ctx.fillStyle = c[0];
+		ctx.fillRect(x[0], y, x[1] - x[0], lh - dpr);
+		ctx.globalAlpha = 1;
+		if (ctx.measureText(r[4]).width + 4 * dpr < x[1] - x[0]) {
+			ctx.fillStyle = c[1];
+			ctx.fillText(r[4], x[0] + 2 * dpr, y + lh - 2 * dpr);
+		}
+	});
+	ctx.restore();
+	u.units = n;
+}
+
 function chart(box, width, tl, samples, marks, opts) {
 	var stack = opts.stack ? stackRows(opts.tl, opts.stack) : null;
 	var cols = opts.cols || CUDA_COLS;
@@ -542,6 +600,7 @@ function chart(box, width, tl, samples, marks, opts) {
 			{ size: 70, incrs: BYTE_INCRS, values: function (u, vs) { return vs.map(fmtBytes); } }],
 		cursor: { drag: { x: true, y: false, setScale: false }, bind: { dblclick: function () { return null; } } },
 		hooks: {
+			drawClear: [function (u) { drawUnits(u, opts.pids || null); }],
 			draw: [draw],
 			setSelect: [function (u) {
 				if (u.select.width < 3) return;
@@ -703,6 +762,7 @@ function timelines() {
 		});
 		var hold = timeline(parent, null, dd.timeline, dd.samples, marks,
 			{ duration: R.duration_ns, dev: i, procs: procs, label: dd.title,
+				pids: procs.length > 1 ? (dd.processes || []).map(function (p) { return p.pid; }) : null,
 				onChange: function (u) { plots[i] = u; } });
 		labelChecks.push(['device ' + i, hold.u]);
 		plots.push(f ? fh.u : hold.u);
@@ -725,11 +785,150 @@ function timelines() {
 	checks.push('devices ' + D.devices.length);
 }
 
-/* the marks' labels of every chart, once drawn: how many overlap */
+/* the marks' labels of every chart, once drawn: how many overlap; the
+   steps' bands and the ranges drawn on it */
 function labelCheck() {
 	labelChecks.forEach(function (x) {
 		checks.push(x[0] + ' labels ' + ((x[1] && x[1].labelBoxes) || []).length + ' overlaps ' + overlaps(x[1]));
+		if (RR && x[1] && x[1].units)
+			checks.push(x[0] + ' step_bands ' + x[1].units.bands + ' ranges ' + x[1].units.ranges);
 	});
+}
+
+/* --- steps, ranges and tests (the report's "ranges and steps") ----------- */
+
+function rangeWhere(pk, src) {
+	var w = pk.range === null ? 'outside every range' : 'in range \u2018' + pk.range + '\u2019' +
+		(pk.name !== pk.range ? ' (\u2018' + pk.name + '\u2019)' : '');
+	return [w + (pk.step === null ? '' : ' (step ' + pk.step + ')') + ' at ', [pk.time_ns, src + '.time_ns', fmtAt]];
+}
+/* A step's row selected: every timeline shows that step, with a
+   twentieth of its length on each side. */
+function zoomToStep(r) {
+	var a = r.s.start_ns / 1e9, b = r.s.end_ns / 1e9, pad = (b - a) / 20 || 1e-6;
+	labelChecks.forEach(function (x) {
+		if (x[1]) x[1].view(Math.max(0, a - pad), Math.min(R.duration_ns / 1e9, b + pad));
+	});
+	$('timelines').scrollIntoView();
+}
+function units() {
+	var parent = $('units-body');
+	if (!RR) {
+		$('units').hidden = true;
+		return;
+	}
+	var fw = !!RR.steps.concat(RR.tests).some(function (s) { return 'framework_peak_allocated' in s; });
+	parent.appendChild(el('p', { class: 'hint' }, RR.instances + ' range instance' + (RR.instances === 1 ? '' : 's') + ' of ' +
+		RR.ranges.length + ' range' + (RR.ranges.length === 1 ? '' : 's') + ', ' + RR.marks + ' mark' + (RR.marks === 1 ? '' : 's') +
+		' (NVTX, memtrace\'s markers, pytest). On the timelines above: the steps as shaded bands, the outer ranges (those ' +
+		'no other range holds, or a step holds) in a strip along the bottom, a lane per range.'));
+	var lanes = Object.keys(unitLane);
+	if (lanes.length) {
+		var lg = el('p', { class: 'maplegend' }, 'The strip\'s lanes: ');
+		/* the last lane holds every range after the first ones */
+		lanes.slice(0, UNIT_LANES).forEach(function (name, k) {
+			var it = el('span', { class: 'item' }), c = PALETTE[(k + 2) % PALETTE.length][0];
+			it.appendChild(el('span', { class: 'legend-box', style: 'background:' + c }));
+			it.appendChild(document.createTextNode(k === UNIT_LANES - 1 && lanes.length > UNIT_LANES ?
+				name + ' and ' + (lanes.length - UNIT_LANES) + ' other ranges' : name));
+			lg.appendChild(it);
+		});
+		parent.appendChild(lg);
+	}
+	RR.peaks.forEach(function (pk, k) {
+		var src = 'report.ranges.peaks.' + k;
+		figLine(parent, [(R.processes.length > 1 ? 'pid ' + pk.pid + ': ' : '') + 'peak ', [pk.reserved_bytes, src + '.reserved_bytes'],
+			' reserved '].concat(rangeWhere(pk, src)), 'figs');
+	});
+	/* PyTorch's peak of allocated per process: where, and its split by
+	   category (the text report's line) */
+	(RR.framework_peaks || []).forEach(function (pk, k) {
+		var src = 'report.ranges.framework_peaks.' + k, at = [], c = pk.categories, cs = src + '.categories.';
+		if (pk.step !== null) at.push('step ' + pk.step);
+		if (pk.phase !== null) at.push('phase ' + pk.phase);
+		if (pk.module !== null) at.push('module ' + pk.module);
+		var parts = [(R.processes.length > 1 ? 'pid ' + pk.pid + ': ' : '') + 'peak ',
+			[pk.allocated_bytes, src + '.allocated_bytes'], ' allocated ' + (at.length ? 'in ' + at.join(', ') :
+			pk.range === null ? 'outside every range' : 'in range \u2018' + pk.range + '\u2019')];
+		if (c && c.parameters !== null)
+			parts.push(': parameters ', [c.parameters, cs + 'parameters'], ', gradients ', [c.gradients, cs + 'gradients'],
+				', optimizer state ', [c.optimizer_state, cs + 'optimizer_state'], ', activations ',
+				[c.activations, cs + 'activations'], ', temporaries ', [c.temporaries, cs + 'temporaries']);
+		else if (c)
+			parts.push(': activations ', [c.activations, cs + 'activations'], ', other tensors ',
+				[c.temporaries, cs + 'temporaries'], ' (no categories note)');
+		if (c)
+			parts.push('; cache ', [c.cache, cs + 'cache']);
+		parts.push(' at ', [pk.time_ns, src + '.time_ns', fmtAt]);
+		figLine(parent, parts, 'figs');
+	});
+	if (U && U.instances_left_out)
+		parent.appendChild(el('p', { class: 'note' }, 'The timelines draw ranges of the first ' + U.instances_logged + ' of ' +
+			(U.instances_logged + U.instances_left_out) + ' range instances that ended; ' + U.instances_left_out +
+			' are left out there (the tables count them all).'));
+	if (U && U.ranges_left_out)
+		parent.appendChild(el('p', { class: 'note' }, 'The timelines draw the first ' + U.ranges.length + ' outer ranges; ' +
+			U.ranges_left_out + ' more are left out there (the tables count them all).'));
+	if (RR.steps.length) {
+		var g = RR.growth;
+		parent.appendChild(el('h3', null, 'Steps (' + RR.steps.length + ' instances of \u2018' +
+			RR.ranges.filter(function (x) { return x.step; })[0].range + '\u2019)'));
+		if (g) {
+			var gl = ['Reserved at a step\'s end grows ', [g.reserved_per_step, 'report.ranges.growth.reserved_per_step', fmtBytes], ' a step'];
+			if ('framework_allocated_per_step' in g)
+				gl.push(', PyTorch\'s allocated ', [g.framework_allocated_per_step, 'report.ranges.growth.framework_allocated_per_step', fmtBytes], ' a step');
+			gl.push('; the first step\'s peak is ', [g.first_step_peak_vs_median, 'report.ranges.growth.first_step_peak_vs_median', fmtBytes],
+				' against the others\' median.');
+			figLine(parent, gl, 'figs');
+			if (g.site !== null)
+				figLine(parent, ['Grows ', [g.site_bytes_per_step, 'report.ranges.growth.site_bytes_per_step', fmtBytes], ' a step from ' +
+					g.site_name + ' (site ' + g.site + '), steps ' + g.from_step + '-' + g.to_step + '.'], 'figs');
+		}
+		var rows = RR.steps.map(function (s, k) { return { s: s, k: k }; }), sp = 'report.ranges.steps.';
+		var cols = [
+			{ label: 'step', num: 1, get: function (r) { return r.s.step; }, src: function (r) { return sp + r.k + '.step'; } },
+			{ label: 'start', num: 1, get: function (r) { return r.s.start_ns; }, fmt: fmtAt, src: function (r) { return sp + r.k + '.start_ns'; } },
+			{ label: 'peak reserved', num: 1, get: function (r) { return r.s.peak_reserved; }, fmt: fmtBytes, src: function (r) { return sp + r.k + '.peak_reserved'; } },
+			{ label: 'at its start', num: 1, get: function (r) { return r.s.reserved_at_start; }, fmt: fmtBytes, src: function (r) { return sp + r.k + '.reserved_at_start'; } },
+			{ label: 'at its end', num: 1, get: function (r) { return r.s.reserved_at_end; }, fmt: fmtBytes, src: function (r) { return sp + r.k + '.reserved_at_end'; } },
+			{ label: 'growth (end - start)', num: 1, get: function (r) { return U.steps[r.k].growth_bytes; }, fmt: fmtBytes,
+				src: function (r) { return 'units.steps.' + r.k + '.growth_bytes'; } }];
+		if (fw)
+			cols.push({ label: 'PyTorch allocated peak', num: 1, get: function (r) { return r.s.framework_peak_allocated; }, fmt: fmtBytes,
+				src: function (r) { return sp + r.k + '.framework_peak_allocated'; } },
+			{ label: 'allocated at its end', num: 1, get: function (r) { return r.s.framework_allocated_at_end; }, fmt: fmtBytes,
+				src: function (r) { return sp + r.k + '.framework_allocated_at_end'; } });
+		table(parent, cols, rows, zoomToStep, true);
+		checks.push('units steps ' + rows.length);
+	}
+	parent.appendChild(el('h3', null, 'Ranges'));
+	var rp = 'report.ranges.ranges.';
+	table(parent, [
+		{ label: 'range', get: function (r) { return r.g.range + (r.g.left_open ? ' (' + r.g.left_open + ' left open)' : ''); } },
+		{ label: 'instances', num: 1, get: function (r) { return r.g.instances; }, src: function (r) { return rp + r.k + '.instances'; } },
+		{ label: 'peak reserved', num: 1, get: function (r) { return r.g.peak_reserved; }, fmt: fmtBytes, src: function (r) { return rp + r.k + '.peak_reserved'; } },
+		{ label: 'step of the peak', num: 1, get: function (r) { return r.g.peak_step === null ? '-' : r.g.peak_step; } },
+		{ label: 'time inside', num: 1, get: function (r) { return r.g.total_ns; }, fmt: fmtNs, src: function (r) { return rp + r.k + '.total_ns'; } }
+	], RR.ranges.map(function (g, k) { return { g: g, k: k }; }), null, true);
+	checks.push('units ranges ' + RR.ranges.length);
+	if (RR.tests.length) {
+		var tp = 'report.ranges.tests.', key = fw ? 'framework_peak_allocated' : 'peak_reserved';
+		parent.appendChild(el('h3', null, 'Tests (pytest): ' + (fw ? 'PyTorch\'s allocated' : 'the process\'s reserved')));
+		table(parent, [
+			{ label: 'test', where: 1, get: function (r) { return r.t.name; } },
+			{ label: 'peak', num: 1, get: function (r) { return r.t[key]; }, fmt: fmtBytes, src: function (r) { return tp + r.k + '.' + key; } },
+			{ label: 'leaked', num: 1, get: function (r) { return U.tests[r.k].leaked_bytes; }, fmt: fmtBytes,
+				src: function (r) { return 'units.tests.' + r.k + '.leaked_bytes'; } }
+		], RR.tests.map(function (t, k) { return { t: t, k: k }; }), null, true);
+		checks.push('units tests ' + RR.tests.length);
+	}
+	var mu = RR.misuse, said = [];
+	if (mu.pops_unmatched) said.push(mu.pops_unmatched + ' pop(s) with no range open on its thread and domain: left out');
+	if (mu.ends_unmatched) said.push(mu.ends_unmatched + ' range end(s) with no start of that id: left out');
+	if (mu.left_open) said.push(mu.left_open + ' range(s) left open when the process ended: measured to the end');
+	if (mu.ended_on_another_thread) said.push(mu.ended_on_another_thread + ' range(s) ended on another thread than it started: measured across threads');
+	if (mu.not_followed) said.push(mu.not_followed + ' range(s) opened while too many were open: not measured');
+	said.forEach(function (x) { parent.appendChild(el('p', { class: 'note' }, x)); });
 }
 
 /* --- peak sites --------------------------------------------------------- */
@@ -1599,7 +1798,7 @@ function fragmentation() {
 		p.appendChild(el('p', { class: 'hint' }, 'PyTorch\'s own: the inactive split and largest free block of each moment are in the timeline\'s header above and in each out-of-memory error.'));
 }
 
-[summary, timelines, peakSites, flame, leaks, failures, fragmentation, sitesTable, maps, processes, shm].forEach(function (f) {
+[summary, timelines, units, peakSites, flame, leaks, failures, fragmentation, sitesTable, maps, processes, shm].forEach(function (f) {
 	try { f(); } catch (e) { errors.push((f.name || 'part') + ': ' + e.message); }
 });
 /* page.html#selftest: works the controls as a person would, and writes
@@ -1627,6 +1826,17 @@ function selftest() {
 			checks.push('selftest flame_at_click ' + (/^Live at /.test($('flame-note').textContent) ? 1 : 0));
 		});
 	steps.push(controls);
+	/* a step's row: the timelines show that step */
+	var srow = document.querySelectorAll('#units-body tbody tr')[RR && RR.steps.length ? RR.steps.length - 1 : 0];
+	if (u && RR && RR.steps.length && srow)
+		steps.push(function () {
+			srow.dispatchEvent(new KeyboardEvent('keydown', { key: 'Enter', bubbles: true }));
+		}, function () {
+			var st = RR.steps[RR.steps.length - 1];
+			checks.push('selftest step_zoom ' + (u.scales.x.min < st.start_ns / 1e9 && u.scales.x.min > 0 &&
+				u.scales.x.max > st.end_ns / 1e9 && u.scales.x.max - u.scales.x.min < (st.end_ns - st.start_ns) / 1e9 * 1.2 ? 1 : 0) +
+				' bands ' + u.units.bands);
+		});
 	/* the processes of device 0, stacked then one at a time */
 	var sel = tlControls[0];
 	if (sel)
