@@ -39,8 +39,7 @@
 
 struct priv {
 	struct live_set live;
-	uint32_t *site_tab;         /* site hash: index + 1, 0 empty */
-	size_t site_cap;
+	struct htab site_tab;       /* sites by site_key() */
 	size_t cap_sites;
 	an_caching_fn caching;
 	void *caching_ctx;
@@ -303,42 +302,19 @@ static uint64_t site_key(int proc, uint32_t stack, int dev, int host)
 	       (uint64_t)(uint16_t)proc << 48;
 }
 
-static int site_rehash(struct analysis *a)
-{
-	struct priv *p = PRIV(a);
-	size_t cap = p->site_cap ? p->site_cap * 2 : 1024;
-	uint32_t *t = calloc(cap, sizeof(*t));
-
-	if (!t)
-		return -1;
-	for (uint32_t i = 0; i < a->nsites; i++) {
-		const struct an_site *s = &a->sites[i];
-		size_t j = hash_mix(site_key(s->proc, s->stack, s->dev, s->host)) & (cap - 1);
-
-		while (t[j])
-			j = (j + 1) & (cap - 1);
-		t[j] = i + 1;
-	}
-	free(p->site_tab);
-	p->site_tab = t;
-	p->site_cap = cap;
-	return 0;
-}
-
 /* The site's index; UINT32_MAX when out of memory. */
 static uint32_t site_get(struct analysis *a, int proc, uint32_t stack, int dev, int host)
 {
 	struct priv *p = PRIV(a);
-	uint64_t key = site_key(proc, stack, dev, host);
-	size_t j;
+	uint64_t key = site_key(proc, stack, dev, host), h = hash_mix(key);
+	struct htab_probe pr;
+	struct htab_ref *r;
 	struct an_site *s;
 
-	if ((a->nsites + 1) * 2 > p->site_cap && site_rehash(a))
-		return UINT32_MAX;
-	for (j = hash_mix(key) & (p->site_cap - 1); p->site_tab[j]; j = (j + 1) & (p->site_cap - 1)) {
-		s = &a->sites[p->site_tab[j] - 1];
+	for (r = htab_find(&p->site_tab, h, &pr); r; r = htab_more(&p->site_tab, &pr)) {
+		s = &a->sites[r->i];
 		if (site_key(s->proc, s->stack, s->dev, s->host) == key)
-			return p->site_tab[j] - 1;
+			return r->i;
 	}
 	if (a->nsites == p->cap_sites) {
 		size_t c = p->cap_sites ? p->cap_sites * 2 : 256;
@@ -358,7 +334,9 @@ static uint32_t site_get(struct analysis *a, int proc, uint32_t stack, int dev, 
 	s->caching = !host && stack && p->caching && p->caching(p->caching_ctx, proc, stack);
 	if (s->caching)
 		a->procs[proc].caching_seen = 1;
-	p->site_tab[j] = a->nsites + 1;
+	if (!(r = htab_add(&p->site_tab, h)))
+		return UINT32_MAX;
+	r->i = a->nsites;
 	return a->nsites++;
 }
 
@@ -520,8 +498,8 @@ static int do_free(struct ctx *c, const struct mt_event *e, unsigned kind, uint6
 		int found = 0;
 
 		while (at < end && (l = live_find(&p->live, proc, NS_MAP, at))) {
-			struct an_live *h = live_find(&p->live, proc, NS_PHYS, l->x1);
-			uint64_t b = l->bytes;
+			struct an_live *h;
+			uint64_t b = l->bytes, handle = l->x1;
 			int pd = l->pdev;
 
 			if (!found) {
@@ -532,7 +510,8 @@ static int do_free(struct ctx *c, const struct mt_event *e, unsigned kind, uint6
 			bytes += b;
 			if (pd >= 0)
 				MEM_ADD(a, pd, vmm_mapped, -b);
-			live_del(&p->live, l);
+			live_del(&p->live, l);  /* h after it: a delete moves records */
+			h = live_find(&p->live, proc, NS_PHYS, handle);
 			settle_pdev(a, pd, t, c->rn, proc, e->api, e->stack_id, b);
 			if (h) {
 				if (h->maps)
@@ -1249,8 +1228,10 @@ struct analysis *analysis_begin(struct stream *s, an_caching_fn caching, void *c
 	p->host_of = calloc((size_t)(n ? n : 1), sizeof(int));
 	p->remaining = calloc((size_t)(n ? n : 1), sizeof(uint64_t));
 	p->live.released = calloc((size_t)(n ? n : 1), 1);
-	if (!a->procs || !p->host_of || !p->remaining || !p->live.released || live_grow(&p->live))
+	if (!a->procs || !p->host_of || !p->remaining || !p->live.released)
 		goto nomem;
+	p->live.tab = HTAB_INIT(struct an_live);
+	p->site_tab = HTAB_INIT(struct htab_ref);
 	frag_reset();
 	p->caching = caching;
 	p->caching_ctx = caching_ctx;
@@ -1383,7 +1364,7 @@ void analysis_free(struct analysis *a)
 	p = a->priv;
 	if (p) {
 		live_free(&p->live);
-		free(p->site_tab);
+		htab_free(&p->site_tab);
 		free(p->sample_reserved);
 		free(p->host_of);
 		free(p->remaining);

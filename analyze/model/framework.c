@@ -76,12 +76,11 @@ struct ext {
 	int proc;
 	int live;
 };
-/* A hash of 64-bit keys to 32-bit values (linear probing); the caller
-   says which of the entries with a key is the one it wants. */
-struct htab {
-	uint64_t *k;
-	uint32_t *v;                /* value + 1; 0: empty slot */
-	size_t cap, n;
+/* A stack of a process on a device, and its site (several stacks may
+   share one site: the same frames). */
+struct stack_site {
+	uint64_t sk;
+	uint32_t site;
 };
 
 struct priv {
@@ -93,8 +92,10 @@ struct priv {
 	uint32_t nfree;
 	struct cfg **cfgs;          /* per process, by time */
 	uint32_t *ncfgs;
-	struct htab stacks;         /* (proc, dev, stack) -> site */
-	struct htab keys;           /* hash of (dev, key) -> site */
+	struct htab stacks;         /* (proc, dev, stack) -> stack_sites */
+	struct stack_site *stack_sites;
+	uint32_t nstack_sites, cap_stack_sites;
+	struct htab keys;           /* (dev, key) -> site */
 	uint32_t *live_segs;        /* indexes of live segments */
 	size_t nlive_segs, cap_live_segs;
 	uint64_t cap_blocks, cap_segs;
@@ -123,88 +124,43 @@ const char *fw_verdict_name(enum fw_verdict v)
 
 /* --- hash tables -------------------------------------------------------- */
 
-static int ht_grow(struct htab *h)
+/* The tables below are the one hash table's (htab.h) of struct htab_ref,
+   indexes into the arrays of the model, keyed by hash_mix() of a 64-bit
+   key. */
+#define NONE UINT32_MAX
+
+/* The index of the entry of key that eq accepts; NONE when none. */
+static uint32_t ht_get(const struct htab *h, uint64_t key, int (*eq)(const void *, uint32_t, uint64_t),
+		       const void *ctx)
 {
-	size_t cap = h->cap ? h->cap * 2 : 1024;
-	uint64_t *k = calloc(cap, sizeof(*k));
-	uint32_t *v = calloc(cap, sizeof(*v));
+	struct htab_probe pr;
 
-	if (!k || !v) {
-		free(k);
-		free(v);
+	for (struct htab_ref *r = htab_find(h, hash_mix(key), &pr); r; r = htab_more(h, &pr))
+		if (eq(ctx, r->i, key))
+			return r->i;
+	return NONE;
+}
+
+/* Indexes entry i under key. 0, or -1 when out of memory. */
+static int ht_put(struct htab *h, uint64_t key, uint32_t i)
+{
+	struct htab_ref *r = htab_add(h, hash_mix(key));
+
+	if (!r)
 		return -1;
-	}
-	for (size_t i = 0; i < h->cap; i++) {
-		size_t j;
-
-		if (!h->v[i])
-			continue;
-		for (j = hash_mix(h->k[i]) & (cap - 1); v[j]; j = (j + 1) & (cap - 1))
-			;
-		k[j] = h->k[i];
-		v[j] = h->v[i];
-	}
-	free(h->k);
-	free(h->v);
-	h->k = k;
-	h->v = v;
-	h->cap = cap;
+	r->i = i;
 	return 0;
 }
 
-/* The slot of the entry of key that eq accepts, or of an empty slot. */
-static size_t ht_slot(const struct htab *h, uint64_t key, int (*eq)(void *, uint32_t), void *ctx)
+/* Takes entry i, indexed under key, out of h. */
+static void ht_del(struct htab *h, uint64_t key, uint32_t i)
 {
-	size_t j;
+	struct htab_probe pr;
+	struct htab_ref *r = htab_find(h, hash_mix(key), &pr);
 
-	for (j = hash_mix(key) & (h->cap - 1); h->v[j]; j = (j + 1) & (h->cap - 1))
-		if (h->k[j] == key && (!eq || eq(ctx, h->v[j] - 1)))
-			break;
-	return j;
-}
-
-static int ht_put(struct htab *h, uint64_t key, uint32_t val)
-{
-	size_t j;
-
-	if ((h->n + 1) * 2 > h->cap && ht_grow(h))
-		return -1;
-	for (j = hash_mix(key) & (h->cap - 1); h->v[j]; j = (j + 1) & (h->cap - 1))
-		;
-	h->k[j] = key;
-	h->v[j] = val + 1;
-	h->n++;
-	return 0;
-}
-
-/* Deletes slot j, shifting back the entries after it (no tombstones). */
-static void ht_del(struct htab *h, size_t j)
-{
-	size_t i = j;
-
-	h->v[j] = 0;
-	h->n--;
-	for (;;) {
-		size_t home;
-
-		i = (i + 1) & (h->cap - 1);
-		if (!h->v[i])
-			return;
-		home = hash_mix(h->k[i]) & (h->cap - 1);
-		/* can the entry at i move to j? yes unless home lies in (j, i] */
-		if (j < i ? (home <= j || home > i) : (home <= j && home > i)) {
-			h->k[j] = h->k[i];
-			h->v[j] = h->v[i];
-			h->v[i] = 0;
-			j = i;
-		}
-	}
-}
-
-static void ht_free(struct htab *h)
-{
-	free(h->k);
-	free(h->v);
+	while (r->i != i)
+		r = htab_more(h, &pr);
+	htab_del(h, r);
 }
 
 static int grow(void **p, uint64_t *cap, uint64_t need, size_t size)
@@ -369,11 +325,18 @@ static int should_split(const struct cfg *c, int small, uint64_t block, uint64_t
 
 struct ext_ctx { const struct priv *p; int proc; };
 
-static int ext_eq(void *ctx, uint32_t v)
+static int lo_eq(const void *ctx, uint32_t v, uint64_t lo)
 {
 	const struct ext_ctx *c = ctx;
 
-	return c->p->exts[v].proc == c->proc;
+	return c->p->exts[v].lo == lo && c->p->exts[v].proc == c->proc;
+}
+
+static int hi_eq(const void *ctx, uint32_t v, uint64_t hi)
+{
+	const struct ext_ctx *c = ctx;
+
+	return c->p->exts[v].hi == hi && c->p->exts[v].proc == c->proc;
 }
 
 /* The free block of proc beginning (hi 0) or ending (hi 1) at addr:
@@ -381,18 +344,13 @@ static int ext_eq(void *ctx, uint32_t v)
 static uint32_t ext_find(struct priv *p, int proc, uint64_t addr, int hi)
 {
 	struct ext_ctx c = { p, proc };
-	struct htab *h = hi ? &p->ext_hi : &p->ext_lo;
-	size_t j = ht_slot(h, addr, ext_eq, &c);
-
-	return h->v[j] ? h->v[j] - 1 : UINT32_MAX;
+	return hi ? ht_get(&p->ext_hi, addr, hi_eq, &c) : ht_get(&p->ext_lo, addr, lo_eq, &c);
 }
 
 static void ext_unlink(struct priv *p, uint32_t e)
 {
-	struct ext_ctx c = { p, p->exts[e].proc };
-
-	ht_del(&p->ext_lo, ht_slot(&p->ext_lo, p->exts[e].lo, ext_eq, &c));
-	ht_del(&p->ext_hi, ht_slot(&p->ext_hi, p->exts[e].hi, ext_eq, &c));
+	ht_del(&p->ext_lo, p->exts[e].lo, e);
+	ht_del(&p->ext_hi, p->exts[e].hi, e);
 	p->exts[e].live = 0;
 	p->ext_free[p->nfree++] = e;
 }
@@ -438,8 +396,12 @@ static int ext_add(struct priv *p, int proc, uint64_t lo, uint64_t hi, uint32_t 
 		e = p->next++;
 	}
 	p->exts[e] = (struct ext){ lo, hi, seg, proc, 1 };
-	if (ht_put(&p->ext_lo, lo, e) || ht_put(&p->ext_hi, hi, e))
+	if (ht_put(&p->ext_lo, lo, e))
 		return -1;
+	if (ht_put(&p->ext_hi, hi, e)) {
+		ht_del(&p->ext_lo, lo, e);
+		return -1;
+	}
 	return 0;
 }
 
@@ -470,11 +432,12 @@ static int ext_cut(struct priv *p, int proc, uint64_t lo, uint64_t hi)
 
 static void priv_free(struct priv *p, int nprocs)
 {
-	ht_free(&p->blocks);
-	ht_free(&p->stacks);
-	ht_free(&p->keys);
-	ht_free(&p->ext_lo);
-	ht_free(&p->ext_hi);
+	htab_free(&p->blocks);
+	htab_free(&p->stacks);
+	free(p->stack_sites);
+	htab_free(&p->keys);
+	htab_free(&p->ext_lo);
+	htab_free(&p->ext_hi);
 	free(p->exts);
 	free(p->ext_free);
 	if (p->cfgs)
@@ -563,8 +526,8 @@ static struct fw_model *fw_get(struct analysis *a)
 	if (!m || !p)
 		goto fail;
 	m->priv = p;
-	if (ht_grow(&p->blocks) || ht_grow(&p->stacks) || ht_grow(&p->keys) ||
-	    ht_grow(&p->ext_lo) || ht_grow(&p->ext_hi) || procs_add(a, p))
+	p->blocks = p->stacks = p->keys = p->ext_lo = p->ext_hi = HTAB_INIT(struct htab_ref);
+	if (procs_add(a, p))
 		goto fail;
 	m->drift_first_t = FW_NEVER;
 	a->fw = m;
@@ -630,21 +593,36 @@ static int library_file(const char *f, size_t len)
 
 struct key_ctx { struct fw_model *m; int dev; const char *key; };
 
-static int key_eq(void *ctx, uint32_t v)
+static int key_eq(const void *ctx, uint32_t v, uint64_t kh)
 {
 	const struct key_ctx *c = ctx;
 	const struct fw_site *s = &c->m->sites[v];
 
+	(void)kh;
 	return s->dev == c->dev && !strcmp(s->key, c->key);
 }
 
-static uint64_t str_hash(const char *s, int dev)
+static int stack_eq(const void *ctx, uint32_t v, uint64_t sk)
 {
-	uint64_t h = 1469598103934665603ull ^ (uint64_t)(dev + 2);
+	return ((const struct priv *)ctx)->stack_sites[v].sk == sk;
+}
 
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
-	return h;
+/* Notes that stack key sk has site si. 0, or -1 when out of memory. */
+static int stack_site_add(struct priv *p, uint64_t sk, uint32_t si)
+{
+	if (p->nstack_sites == p->cap_stack_sites) {
+		uint32_t c = p->cap_stack_sites ? p->cap_stack_sites * 2 : 64;
+		void *n = realloc(p->stack_sites, c * sizeof(*p->stack_sites));
+
+		if (!n)
+			return -1;
+		p->stack_sites = n;
+		p->cap_stack_sites = c;
+	}
+	if (ht_put(&p->stacks, sk, p->nstack_sites))
+		return -1;
+	p->stack_sites[p->nstack_sites++] = (struct stack_site){ sk, si };
+	return 0;
 }
 
 /* The site of a FW stack of proc on dev; UINT32_MAX when out of memory. */
@@ -652,7 +630,7 @@ static uint32_t site_get(struct analysis *a, struct fw_model *m, int proc, int d
 {
 	struct priv *p = PRIV(m);
 	uint64_t sk = (uint64_t)proc << 40 | (uint64_t)(uint8_t)dev << 32 | stack;
-	size_t j = ht_slot(&p->stacks, sk, NULL, NULL);
+	uint32_t j = ht_get(&p->stacks, sk, stack_eq, p);
 	struct trace_fw_frame fr[MAX_FRAMES];
 	uint32_t nf = 0, user = UINT32_MAX;
 	char *key = NULL;
@@ -662,8 +640,8 @@ static uint32_t site_get(struct analysis *a, struct fw_model *m, int proc, int d
 	uint64_t kh;
 	struct fw_site *s;
 
-	if (p->stacks.v[j])
-		return p->stacks.v[j] - 1;
+	if (j != NONE)
+		return p->stack_sites[j].site;
 	if (stack)
 		nf = trace_fw_stack_frames(stream_proc(a->s, proc)->t, stack, fr, MAX_FRAMES);
 	if (nf > MAX_FRAMES)
@@ -680,13 +658,11 @@ static uint32_t site_get(struct analysis *a, struct fw_model *m, int proc, int d
 	if (fclose(f))
 		return UINT32_MAX;
 	kc = (struct key_ctx){ m, dev, key };
-	kh = str_hash(key, dev);
-	j = ht_slot(&p->keys, kh, key_eq, &kc);
-	if (p->keys.v[j]) {
-		uint32_t si = p->keys.v[j] - 1;
-
+	kh = hash_bytes(key, strlen(key), (uint64_t)(dev + 2));
+	j = ht_get(&p->keys, kh, key_eq, &kc);
+	if (j != NONE) {
 		free(key);
-		return ht_put(&p->stacks, sk, si) ? UINT32_MAX : si;
+		return stack_site_add(p, sk, j) ? UINT32_MAX : j;
 	}
 	if (m->nsites == p->cap_sites) {
 		uint32_t c = p->cap_sites ? p->cap_sites * 2 : 64;
@@ -722,7 +698,7 @@ static uint32_t site_get(struct analysis *a, struct fw_model *m, int proc, int d
 			return UINT32_MAX;
 		}
 	}
-	if (ht_put(&p->keys, kh, m->nsites) || ht_put(&p->stacks, sk, m->nsites))
+	if (ht_put(&p->keys, kh, m->nsites) || stack_site_add(p, sk, m->nsites))
 		return UINT32_MAX;
 	return m->nsites++;
 }
@@ -827,18 +803,19 @@ static void settle(struct analysis *a, struct fw_model *m, int di, uint64_t t, u
 
 struct blk_ctx { struct fw_model *m; int proc; };
 
-static int blk_eq(void *ctx, uint32_t v)
+static int blk_eq(const void *ctx, uint32_t v, uint64_t addr)
 {
 	const struct blk_ctx *c = ctx;
 
-	return c->m->blocks[v].proc == c->proc;
+	return c->m->blocks[v].addr == addr && c->m->blocks[v].proc == c->proc;
 }
 
-static size_t block_slot(struct fw_model *m, int proc, uint64_t addr)
+/* The live block of proc at addr, NONE when none. */
+static uint32_t block_find(struct fw_model *m, int proc, uint64_t addr)
 {
 	struct blk_ctx c = { m, proc };
 
-	return ht_slot(&PRIV(m)->blocks, addr, blk_eq, &c);
+	return ht_get(&PRIV(m)->blocks, addr, blk_eq, &c);
 }
 
 static void drift(struct fw_model *m, uint64_t *counter, uint64_t t)
@@ -918,15 +895,15 @@ static int do_alloc(struct analysis *a, struct fw_model *m, const struct srec *r
 		    const struct mt_fw_event *e, int pd, uint64_t seq)
 {
 	struct priv *p = PRIV(m);
-	size_t j = block_slot(m, r->proc, e->addr);
+	uint32_t j = block_find(m, r->proc, e->addr);
 	struct fw_block *b;
 	struct fw_site *s;
 	uint32_t si;
 
-	if (p->blocks.v[j]) {       /* its free was not seen: end it here */
-		if (block_done(m, &m->blocks[p->blocks.v[j] - 1], seq, r->t))
+	if (j != NONE) {            /* its free was not seen: end it here */
+		if (block_done(m, &m->blocks[j], seq, r->t))
 			return -1;
-		ht_del(&p->blocks, j);
+		ht_del(&p->blocks, e->addr, j);
 	}
 	if (grow((void **)&m->blocks, &p->cap_blocks, m->nblocks + 1, sizeof(*m->blocks)))
 		return -1;
@@ -1129,18 +1106,18 @@ int fw_record(struct analysis *a, const struct srec *r)
 			return -1;
 		break;
 	case MT_FW_FREE_REQUESTED: case MT_FW_FREE_COMPLETED: {
-		size_t j = block_slot(m, proc, e->addr);
+		uint32_t j = block_find(m, proc, e->addr);
 		struct fw_block *b;
 
-		if (!PRIV(m)->blocks.v[j]) {
+		if (j == NONE) {
 			m->unknown_frees++;
 			return 0;
 		}
-		b = &m->blocks[PRIV(m)->blocks.v[j] - 1];
+		b = &m->blocks[j];
 		if (e->h.a == MT_FW_FREE_COMPLETED) {
 			if (block_done(m, b, seq, r->t))
 				return -1;
-			ht_del(&PRIV(m)->blocks, j);
+			ht_del(&PRIV(m)->blocks, e->addr, j);
 		} else if (b->s_freq == FW_NEVER)
 			block_requested(m, b, seq, r->t);
 		break;

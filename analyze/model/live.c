@@ -3,10 +3,11 @@
  * the memory pools, for the pass (account.c) and for what looks at a
  * moment of it (peak.c, frag.c).
  *
- * How it works: live allocations sit in one open-addressing hash keyed by
- * (process, name space, address), so memory grows with what is live at
- * once, never with the number of events; deletion shifts entries back, so
- * there are no tombstones and lookups stay short. Pools are a small table
+ * How it works: live allocations are the records of the one hash table
+ * (htab.h), keyed by (process, name space, address), so memory grows with
+ * what is live at once, never with the number of events, and a lookup
+ * touches the allocation it finds and little else. A pointer to one is
+ * good until the next live_put() or live_del(). Pools are a small table
  * searched from the newest.
  */
 #include <stdlib.h>
@@ -14,99 +15,53 @@
 
 #include "model/live.h"
 
-static size_t live_slot(const struct live_set *p, int proc, int ns, uint64_t addr)
+static uint64_t live_hash(int proc, int ns, uint64_t addr)
 {
-	return hash_mix(addr ^ ((uint64_t)proc << 48) ^ ((uint64_t)ns << 44)) & (p->cap - 1);
+	return hash_mix(addr ^ ((uint64_t)proc << 48) ^ ((uint64_t)ns << 44));
 }
 
 struct an_live *live_find(struct live_set *p, int proc, int ns, uint64_t addr)
 {
-	for (size_t i = live_slot(p, proc, ns, addr);; i = (i + 1) & (p->cap - 1)) {
-		struct an_live *e = &p->tab[i];
+	struct htab_probe pr;
 
-		if (!e->used)
-			return NULL;
+	for (struct an_live *e = htab_find(&p->tab, live_hash(proc, ns, addr), &pr); e;
+	     e = htab_more(&p->tab, &pr))
 		if (e->addr == addr && e->proc == proc && e->ns == ns)
 			return e;
-	}
-}
-
-int live_grow(struct live_set *p)
-{
-	struct an_live *old = p->tab;
-	size_t oldcap = p->cap;
-
-	p->cap = oldcap ? oldcap * 2 : 1024;
-	p->tab = calloc(p->cap, sizeof(*p->tab));
-	if (!p->tab)
-		return -1;
-	for (size_t i = 0; i < oldcap; i++) {
-		if (!old[i].used)
-			continue;
-		size_t j = live_slot(p, old[i].proc, old[i].ns, old[i].addr);
-
-		while (p->tab[j].used)
-			j = (j + 1) & (p->cap - 1);
-		p->tab[j] = old[i];
-	}
-	free(old);
-	return 0;
+	return NULL;
 }
 
 /* A new entry (an existing one at the same key is replaced: its free was
    lost). Returns NULL when out of memory. */
 struct an_live *live_put(struct live_set *p, int proc, int ns, uint64_t addr, int *replaced)
 {
-	size_t i;
+	struct an_live *e = live_find(p, proc, ns, addr);
 
-	*replaced = 0;
-	if ((p->n + 1) * 4 > p->cap * 3 && live_grow(p))
+	*replaced = e != NULL;
+	if (e)
+		return e;
+	if (!(e = htab_add(&p->tab, live_hash(proc, ns, addr))))
 		return NULL;
-	for (i = live_slot(p, proc, ns, addr); p->tab[i].used; i = (i + 1) & (p->cap - 1)) {
-		if (p->tab[i].addr == addr && p->tab[i].proc == proc && p->tab[i].ns == ns) {
-			*replaced = 1;
-			return &p->tab[i];
-		}
-	}
-	memset(&p->tab[i], 0, sizeof(p->tab[i]));
-	p->tab[i].used = 1;
-	p->tab[i].addr = addr;
-	p->tab[i].proc = (uint16_t)proc;
-	p->tab[i].ns = (uint8_t)ns;
-	p->tab[i].site = UINT32_MAX;
-	p->tab[i].pdev = -1;
-	p->n++;
-	return &p->tab[i];
+	e->addr = addr;
+	e->proc = (uint16_t)proc;
+	e->ns = (uint8_t)ns & 15;
+	e->site = UINT32_MAX;
+	e->pdev = -1;
+	return e;
 }
 
-/* Backward-shift deletion: no tombstones, so lookups stay short. */
 void live_del(struct live_set *p, struct an_live *e)
 {
-	size_t i = (size_t)(e - p->tab), j = i;
-
-	for (;;) {
-		j = (j + 1) & (p->cap - 1);
-		if (!p->tab[j].used)
-			break;
-		size_t k = live_slot(p, p->tab[j].proc, p->tab[j].ns, p->tab[j].addr);
-
-		/* move j to i when its home k is not in (i, j] (cyclically) */
-		if ((j > i && (k <= i || k > j)) || (j < i && (k <= i && k > j))) {
-			p->tab[i] = p->tab[j];
-			i = j;
-		}
-	}
-	p->tab[i].used = 0;
-	p->n--;
+	htab_del(&p->tab, e);
 }
 
 void live_each(const struct live_set *p, an_live_fn fn, void *ctx)
 {
-	for (size_t i = 0; i < p->cap; i++) {
-		const struct an_live *e = &p->tab[i];
+	for (uint32_t i = 0; p->tab.rec && i <= p->tab.mask; i++) {
+		const struct an_live *e = htab_at(&p->tab, i);
 		struct an_live_view v;
 
-		if (!e->used || p->released[e->proc])
+		if (!e->hash || p->released[e->proc])
 			continue;
 		v.proc = e->proc;
 		v.kind = e->kind;
@@ -133,14 +88,13 @@ void live_each_pool(const struct live_set *p, an_pool_fn fn, void *ctx)
 
 void live_reset(struct live_set *p)
 {
-	memset(p->tab, 0, p->cap * sizeof(*p->tab));
-	p->n = 0;
+	htab_clear(&p->tab);
 	p->npools = 0;
 }
 
 void live_free(struct live_set *p)
 {
-	free(p->tab);
+	htab_free(&p->tab);
 	free(p->pools);
 	free(p->released);
 	memset(p, 0, sizeof(*p));

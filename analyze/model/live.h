@@ -9,32 +9,23 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* A 64-bit finalizer (MurmurHash3's), for the hash tables of the model. */
-static inline uint64_t hash_mix(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdull;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ull;
-	x ^= x >> 33;
-	return x;
-}
+#include "model/htab.h"
 
 /* Name spaces: what may share a number without being the same thing. */
 enum ns { NS_PTR, NS_HOSTREG, NS_ARRAY, NS_FOREIGN, NS_PHYS, NS_RESERVE, NS_MAP };
 
 struct an_live {
+	uint32_t hash;              /* the table's (htab.h) */
+	uint32_t site;              /* UINT32_MAX: none */
 	uint64_t addr;
 	uint64_t bytes;
 	uint64_t x1;                /* map: handle; async: pool */
 	uint64_t seq;               /* the allocation's event number */
-	uint32_t site;              /* UINT32_MAX: none */
 	int32_t pdev;               /* index in a->devs, -1 none */
-	uint16_t proc;
-	uint8_t ns, kind;
-	uint8_t used;
-	uint8_t caching;
 	uint32_t refs, maps;        /* VMM handles */
+	uint16_t proc;
+	uint8_t kind;
+	uint8_t ns : 4, caching : 1;/* enum ns; bits: 56 bytes a record */
 };
 
 struct an_pool {
@@ -46,16 +37,15 @@ struct an_pool {
 };
 
 struct live_set {
-	struct an_live *tab;
-	size_t cap, n;
+	struct htab tab;            /* of struct an_live: the allocations live */
 	struct an_pool *pools;
 	size_t npools, cap_pools;
 	uint8_t *released;          /* per proc: its exit gave its memory back,
 	                               so its entries are no longer anyone's */
 };
 
-/* Functions that can fail return -1 / NULL when out of memory. */
-int live_grow(struct live_set *p);
+/* Functions that can fail return -1 / NULL when out of memory. A pointer
+   to an allocation is good until the next live_put() or live_del(). */
 struct an_live *live_find(struct live_set *p, int proc, int ns, uint64_t addr);
 /* A new entry; an existing one at the same key is returned with *replaced
    set (its free was lost). */

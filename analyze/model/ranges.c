@@ -10,8 +10,8 @@
  * (on any thread).
  *
  * Bounded memory: each distinct (domain, name) is a name, found by its
- * text in a hash and given its range (domain and name, digit runs read
- * alike) when first seen; an instance that closes is folded into its
+ * text in the one hash table (htab.h) and given its range (domain and
+ * name, digit runs read alike) when first seen; an instance that closes is folded into its
  * range (count, time, and a copy of it when it is the range's highest:
  * the first instance in open order among equals, as a pass over every
  * instance would pick) and forgotten, except steps and tests, which are
@@ -38,6 +38,7 @@
 #include <string.h>
 
 #include "model/framework.h"
+#include "model/htab.h"
 #include "model/ranges.h"
 
 /* An instance open now; slot: its place in inst[] when kept, else -1;
@@ -66,13 +67,6 @@ struct pstate {
 	int has_max, has_fw_max;
 };
 
-/* A hash of strings to indexes (value + 1; 0: empty), the text of an
-   index given by the caller. */
-struct stab {
-	uint32_t *v;
-	uint32_t cap, n;
-};
-
 /* A range during the pass. */
 struct gpriv {
 	char *key;                      /* "domain\x1fname", digit runs as N */
@@ -84,7 +78,7 @@ struct gpriv {
 struct priv {
 	struct pstate *ps;
 	uint32_t tid;                   /* thread of the event being applied */
-	struct stab name_tab, group_tab;
+	struct htab name_tab, group_tab;    /* of htab_ref: names[], gp[] by key */
 	struct gpriv *gp;
 	char *key;                      /* scratch for a name's key */
 	size_t keycap;
@@ -135,6 +129,7 @@ static struct rg_model *model(struct analysis *a)
 	}
 	m->priv = p;
 	m->nprocs = a->nprocs;
+	p->name_tab = p->group_tab = HTAB_INIT(struct htab_ref);
 	m->peak_proc = -1;
 	m->step_group = -1;
 	m->growth_site = -1;
@@ -263,11 +258,7 @@ static int add_string(struct pstate *ps, const struct mt_string *s)
 
 static uint64_t str_hash(const char *s)
 {
-	uint64_t h = 0xcbf29ce484222325ull;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
-	return h;
+	return hash_bytes(s, strlen(s), 0);
 }
 
 typedef const char *(*key_fn)(const struct rg_model *m, uint32_t i);
@@ -282,31 +273,16 @@ static const char *group_key_of(const struct rg_model *m, uint32_t i)
 	return P(m)->gp[i].key;
 }
 
-/* The slot of key in t: its entry, or the empty slot where it goes. */
-static uint32_t *stab_slot(const struct rg_model *m, struct stab *t, const char *key, key_fn of)
+/* The index whose text (of) is key, in t (hash h of key); -1 when none. */
+static int stab_get(const struct rg_model *m, const struct htab *t, const char *key, uint64_t h,
+		    key_fn of)
 {
-	uint32_t j = (uint32_t)str_hash(key) & (t->cap - 1);
+	struct htab_probe pr;
 
-	while (t->v[j] && strcmp(of(m, t->v[j] - 1), key))
-		j = (j + 1) & (t->cap - 1);
-	return &t->v[j];
-}
-
-/* Room for one more entry (kept at most half full). */
-static int stab_room(const struct rg_model *m, struct stab *t, key_fn of)
-{
-	if ((t->n + 1) * 2 <= t->cap)
-		return 0;
-	struct stab b = { calloc(t->cap ? t->cap * 2 : 64, sizeof(uint32_t)), t->cap ? t->cap * 2 : 64,
-			  t->n };
-	if (!b.v)
-		return -1;
-	for (uint32_t i = 0; i < t->cap; i++)
-		if (t->v[i])
-			*stab_slot(m, &b, of(m, t->v[i] - 1), of) = t->v[i];
-	free(t->v);
-	*t = b;
-	return 0;
+	for (const struct htab_ref *r = htab_find(t, h, &pr); r; r = htab_more(t, &pr))
+		if (!strcmp(of(m, r->i), key))
+			return (int)r->i;
+	return -1;
 }
 
 /* The range key of a name's key: digit runs as "N". */
@@ -335,17 +311,16 @@ static int group_of(struct rg_model *m, uint32_t nm, int origin)
 	struct priv *p = P(m);
 	char *k = group_key(m->names[nm].key);
 
-	if (!k || stab_room(m, &p->group_tab, group_key_of)) {
-		free(k);
+	if (!k)
 		return -1;
-	}
-	uint32_t *slot = stab_slot(m, &p->group_tab, k, group_key_of);
-	if (*slot) {
+	uint64_t h = str_hash(k);
+	int found = stab_get(m, &p->group_tab, k, h, group_key_of);
+	if (found >= 0) {
 		free(k);
-		struct gpriv *g = &p->gp[*slot - 1];
+		struct gpriv *g = &p->gp[found];
 		if (g->first != nm)
 			g->mixed = 1;
-		return (int)(*slot - 1);
+		return found;
 	}
 	if (m->ngroups == m->cap_groups) {
 		uint32_t c = m->cap_groups ? m->cap_groups * 2 : 16;
@@ -359,15 +334,19 @@ static int group_of(struct rg_model *m, uint32_t nm, int origin)
 		p->gp = w;
 		m->cap_groups = c;
 	}
+	struct htab_ref *r = htab_add(&p->group_tab, h);
+	if (!r) {
+		free(k);
+		return -1;
+	}
 	uint32_t gi = m->ngroups++;
+	r->i = gi;
 	struct rg_group *g = &m->groups[gi];
 	memset(g, 0, sizeof *g);
 	g->origin = origin;
 	g->is_step = m->names[nm].is_step;
 	g->peak_inst = g->fw_peak_inst = -1;
 	p->gp[gi] = (struct gpriv){ k, nm, 0, -1, -1 };
-	*slot = gi + 1;
-	p->group_tab.n++;
 	return (int)gi;
 }
 
@@ -390,11 +369,10 @@ static int name_of(struct rg_model *m, struct pstate *ps, uint32_t dom, uint32_t
 	p->key[dl] = 0x1f;
 	memcpy(p->key + dl + 1, n ? n : "", nl);
 	p->key[dl + nl + 1] = 0;
-	if (stab_room(m, &p->name_tab, name_key))
-		return -1;
-	uint32_t *slot = stab_slot(m, &p->name_tab, p->key, name_key);
-	if (*slot)
-		return (int)(*slot - 1);
+	uint64_t h = str_hash(p->key);
+	int found = stab_get(m, &p->name_tab, p->key, h, name_key);
+	if (found >= 0)
+		return found;
 	if (m->nnames == m->cap_names) {
 		uint32_t c = m->cap_names ? m->cap_names * 2 : 64;
 		void *v = realloc(m->names, c * sizeof *m->names);
@@ -404,9 +382,12 @@ static int name_of(struct rg_model *m, struct pstate *ps, uint32_t dom, uint32_t
 		m->cap_names = c;
 	}
 	struct rg_name *e = &m->names[m->nnames];
+	struct htab_ref *r;
 	memset(e, 0, sizeof *e);
-	if (!(e->key = strdup(p->key)) || (dl && !(e->domain = strndup(p->key, dl)))) {
+	if (!(e->key = strdup(p->key)) || (dl && !(e->domain = strndup(p->key, dl))) ||
+	    !(r = htab_add(&p->name_tab, h))) {
 		free(e->key);
+		free(e->domain);
 		return -1;
 	}
 	e->name = e->key + dl + 1;
@@ -418,8 +399,7 @@ static int name_of(struct rg_model *m, struct pstate *ps, uint32_t dom, uint32_t
 		e->best[k] = e->own[k] = -1;
 	m->has_modules |= e->kind == RG_MODULE;
 	uint32_t nm = m->nnames++;
-	*slot = nm + 1;
-	p->name_tab.n++;
+	r->i = nm;
 	int g = group_of(m, nm, origin);
 	if (g < 0)
 		return -1;
@@ -915,9 +895,7 @@ static void parents(struct rg_model *m)
 		for (char *dot; e->parent < 0 && (dot = strrchr(p->key, '.')) &&
 		     dot > p->key + strlen(e->domain) + 1;) {
 			*dot = 0;
-			uint32_t *slot = stab_slot(m, &p->name_tab, p->key, name_key);
-			if (*slot)
-				e->parent = (int)(*slot - 1);
+			e->parent = stab_get(m, &p->name_tab, p->key, str_hash(p->key), name_key);
 		}
 	}
 }
@@ -1066,8 +1044,8 @@ void ranges_free(struct rg_model *m)
 			free(p->gp[i].key);
 		free(p->gp);
 		free(p->ps);
-		free(p->name_tab.v);
-		free(p->group_tab.v);
+		htab_free(&p->name_tab);
+		htab_free(&p->group_tab);
 		free(p->key);
 		free(p->snap_first);
 		free(p->snap_last);

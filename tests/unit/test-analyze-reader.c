@@ -1426,7 +1426,7 @@ static void test_resident(void)
  */
 static void test_resident_many(void)
 {
-	enum { NT = 40, NSLABS = 64, PER_SLAB = (65536 - sizeof(struct mt_slab_header)) / 32 };
+	enum { NT = 100, NSLABS = 64, PER_SLAB = (65536 - sizeof(struct mt_slab_header)) / 32 };
 	struct tb tb;
 	struct trace *t[NT];
 	struct stream *st;
@@ -1472,9 +1472,12 @@ static void test_resident_many(void)
 			if (++n % 1024 == 0 && rss_file_kib() > max_kib)
 				max_kib = rss_file_kib();
 		CHECK_EQ_U64(n, (uint64_t)NT * NSLABS * PER_SLAB);
-		/* 40 slabs of 64 KiB being read, what is mapped around them,
-		   and the test's own pages */
-		CHECK(max_kib < base_kib + 8 * 1024);
+		/* 100 mappings of the 4 MiB file: resident in the process, the
+		   runs of slabs left and not let go of yet (MANY_RESIDENT, 64
+		   MiB over all traces), the 100 slabs being read and what is
+		   mapped around them, and the test's own pages: 70 MiB when
+		   measured. Groups alone (1 MiB a trace) kept 106 MiB. */
+		CHECK(max_kib < base_kib + 64 * 1024 + 8 * 1024);
 		stream_close(st);
 	}
 	while (opened-- > 0)
