@@ -1,7 +1,9 @@
 /*
- * htab.h - the one hash table of the analyzer, for the live set, the
- * sites, the framework model, shared memory segments, pending allocations
- * and dictionary values.
+ * htab.h - the one hash table of the analyzer's model: the live set, the
+ * sites, the framework model, the ranges model's names and shared memory's
+ * maps. (The database loader's pending allocations, the Parquet writer's
+ * and export's dictionaries and plot's live boxes still have tables of
+ * their own.)
  *
  * How it works: open addressing with linear probing over records of the
  * caller's type, stored in the table, each beginning with a uint32_t: 32

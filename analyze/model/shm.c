@@ -5,9 +5,9 @@
  * One pass over the records in time order, with the ends of the processes
  * merged in as events. State: the segments, a map from name to the segment
  * that holds it now, and maps from (process, descriptor) and (process,
- * mapping address) to a segment; the maps are open-addressing tables of
- * 64-bit keys (names by their 64-bit hash, checked against the segment's
- * name). A segment's contribution to the totals is its size while it holds
+ * mapping address) to a segment; the maps are records of 64-bit keys in
+ * the one hash table (htab.h; names by their 64-bit hash, checked against
+ * the segment's name). A segment's contribution to the totals is its size while it holds
  * memory (it has a name, or a traced process has it open or mapped), so
  * every change is "take it out, change, put it back".
  */
@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/htab.h"
 #include "model/shm.h"
 #include "trace/stream.h"
 
@@ -24,112 +25,65 @@
 #define FALLOC_FL_KEEP_SIZE 0x01
 #endif
 
-struct map {
-	uint64_t *keys;
-	int *vals;                  /* -1: empty */
-	size_t cap, n;
+/* A map of 64-bit keys to segment numbers: records of the one hash table. */
+struct map_rec {
+	uint32_t hash;
+	int val;
+	uint64_t key;
 };
 
-static uint64_t mix(uint64_t k)
-{
-	k ^= k >> 33;
-	k *= 0xff51afd7ed558ccdu;
-	k ^= k >> 33;
-	return k;
-}
+struct map {
+	struct htab t;
+};
 
-static int map_grow(struct map *m)
-{
-	size_t cap = m->cap ? m->cap * 2 : 64;
-	uint64_t *keys = malloc(cap * sizeof *keys);
-	int *vals = malloc(cap * sizeof *vals);
+#define MAP_INIT { HTAB_INIT(struct map_rec) }
 
-	if (!keys || !vals) {
-		free(keys);
-		free(vals);
-		return -1;
-	}
-	for (size_t i = 0; i < cap; i++)
-		vals[i] = -1;
-	for (size_t i = 0; i < m->cap; i++) {
-		if (m->vals[i] < 0)
-			continue;
-		size_t j = mix(m->keys[i]) & (cap - 1);
-		while (vals[j] >= 0)
-			j = (j + 1) & (cap - 1);
-		keys[j] = m->keys[i];
-		vals[j] = m->vals[i];
-	}
-	free(m->keys);
-	free(m->vals);
-	m->keys = keys;
-	m->vals = vals;
-	m->cap = cap;
-	return 0;
-}
-
-static size_t map_find(const struct map *m, uint64_t key)
+static struct map_rec *map_rec(const struct map *m, uint64_t key)
 {
-	size_t i = mix(key) & (m->cap - 1);
-	while (m->vals[i] >= 0 && m->keys[i] != key)
-		i = (i + 1) & (m->cap - 1);
-	return i;
+	struct htab_probe pr;
+
+	for (struct map_rec *r = htab_find(&m->t, hash_mix(key), &pr); r; r = htab_more(&m->t, &pr))
+		if (r->key == key)
+			return r;
+	return NULL;
 }
 
 static int map_get(const struct map *m, uint64_t key)
 {
-	return m->cap ? m->vals[map_find(m, key)] : -1;
+	const struct map_rec *r = map_rec(m, key);
+
+	return r ? r->val : -1;
 }
 
 static int map_put(struct map *m, uint64_t key, int val)
 {
-	if ((m->n + 1) * 4 > m->cap * 3 && map_grow(m) < 0)
-		return -1;
-	size_t i = map_find(m, key);
-	if (m->vals[i] < 0)
-		m->n++;
-	m->keys[i] = key;
-	m->vals[i] = val;
-	return 0;
-}
+	struct map_rec *r = map_rec(m, key);
 
-/* Removes slot i, shifting back the entries whose probe passed it. */
-static void map_del_at(struct map *m, size_t i)
-{
-	size_t j = i;
-
-	m->vals[i] = -1;
-	m->n--;
-	for (;;) {
-		j = (j + 1) & (m->cap - 1);
-		if (m->vals[j] < 0)
-			return;
-		size_t h = mix(m->keys[j]) & (m->cap - 1);
-		if (i <= j ? (h <= i || h > j) : (h <= i && h > j)) {
-			m->keys[i] = m->keys[j];
-			m->vals[i] = m->vals[j];
-			m->vals[j] = -1;
-			i = j;
-		}
+	if (!r) {
+		if (!(r = htab_add(&m->t, hash_mix(key))))
+			return -1;
+		r->key = key;
 	}
+	r->val = val;
+	return 0;
 }
 
 /* Removes key; returns its value, or -1. */
 static int map_del(struct map *m, uint64_t key)
 {
-	if (!m->cap)
+	struct map_rec *r = map_rec(m, key);
+	int v;
+
+	if (!r)
 		return -1;
-	size_t i = map_find(m, key);
-	int v = m->vals[i];
-	if (v >= 0)
-		map_del_at(m, i);
+	v = r->val;
+	htab_del(&m->t, r);
 	return v;
 }
 
 static void map_free(struct map *m)
 {
-	free(m->keys);
-	free(m->vals);
+	htab_free(&m->t);
 }
 
 struct state {
@@ -324,16 +278,17 @@ static void proc_end(struct state *st, int proc, uint64_t t)
 	struct map *ms[2] = { &st->fds, &st->maps };
 
 	for (int k = 0; k < 2; k++) {
-		struct map *m = ms[k];
-		for (size_t i = 0; i < m->cap;) {
-			int owner = k == 0 ? (int)(m->keys[i] >> 32) : (int)(m->keys[i] >> 48);
-			if (m->vals[i] < 0 || owner != proc) {
+		struct htab *tab = &ms[k]->t;
+		for (size_t i = 0; tab->rec && i <= tab->mask;) {
+			struct map_rec *r = htab_at(tab, (uint32_t)i);
+			int owner = k == 0 ? (int)(r->key >> 32) : (int)(r->key >> 48);
+			if (!r->hash || owner != proc) {
 				i++;
 				continue;
 			}
-			int s = m->vals[i];
-			int32_t fd = (int32_t)(uint32_t)m->keys[i];
-			map_del_at(m, i);       /* slot i may now hold a shifted entry */
+			int s = r->val;
+			int32_t fd = (int32_t)(uint32_t)r->key;
+			htab_del(tab, r);       /* slot i may now hold a shifted entry */
 			if (k == 0) {
 				close_fd(st, proc, fd, s, t);
 			} else {
@@ -376,7 +331,7 @@ static int sort_ops(struct shm_op *ops, size_t n)
 int shm_analyze(struct shm_result *out, struct shm_op *ops, size_t n, int nprocs,
 		const uint32_t *pids, const uint64_t *end, char *err, size_t errlen)
 {
-	struct state st = { out, { 0 }, { 0 }, { 0 }, 0 };
+	struct state st = { out, MAP_INIT, MAP_INIT, MAP_INIT, 0 };
 	uint64_t *ends = NULL;
 	int *order = NULL;
 
