@@ -7,9 +7,9 @@
 # then `memtrace report --no-db` of its trace and `heaptrack_print` of
 # heaptrack's, each BENCH_ROUNDS times (default 3) in turn: the median CPU
 # (user + system, /usr/bin/time), its range, ns an event and the largest
-# peak RSS. heaptrack's events are counted by heaptrack_print itself (its
-# "calls to allocation functions" and "temporary" lines: a malloc that
-# free()s at once is one call), memtrace's by its report.
+# peak RSS. heaptrack's events are counted by heaptrack_print itself: twice
+# its "calls to allocation functions" (each malloc has its free);
+# memtrace's by its report.
 #   make tests-build && bench/peer-bench.sh [5000000 [1024]]
 set -u
 cd "$(dirname "$0")/.." || exit 1
